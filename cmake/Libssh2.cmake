@@ -1,0 +1,119 @@
+# libssh2 >= 1.11 for tpush.
+#
+# Defines:
+#   tpush::libssh2          imported target: headers first on the include path,
+#                           links libcrypto (OpenSSL::Crypto) and Threads
+#   TPUSH_LIBSSH2_VERSION   e.g. "1.11.1"
+#
+# Debian 12 ships 1.10, which cannot log in with RSA keys to current OpenSSH
+# (see DEVELOPERS.md). So, unless pkg-config finds a system libssh2 >= 1.11
+# (and TPUSH_SYSTEM_LIBSSH2 is ON), scripts/build-libssh2.sh builds 1.11.1
+# statically at configure time into TPUSH_LIBSSH2_DIR, by default
+# .deps/libssh2-1.11.1 in the source tree, shared by every build directory
+# (normal, sanitizer) so it is built once.
+
+set(TPUSH_LIBSSH2_MIN_VERSION 1.11)
+set(TPUSH_LIBSSH2_BUNDLED_VERSION 1.11.1)
+option(TPUSH_SYSTEM_LIBSSH2 "Use a system libssh2 >= ${TPUSH_LIBSSH2_MIN_VERSION} if pkg-config finds one" ON)
+set(TPUSH_LIBSSH2_DIR "${PROJECT_SOURCE_DIR}/.deps/libssh2-${TPUSH_LIBSSH2_BUNDLED_VERSION}"
+    CACHE PATH "Where scripts/build-libssh2.sh builds libssh2 ${TPUSH_LIBSSH2_BUNDLED_VERSION}")
+
+if(NOT TARGET OpenSSL::Crypto)
+  find_package(OpenSSL 3 REQUIRED)
+endif()
+if(NOT TARGET Threads::Threads)
+  find_package(Threads REQUIRED)
+endif()
+
+function(_tpush_libssh2_header_version header out_var)
+  file(STRINGS "${header}" _line REGEX "^#define[ \t]+LIBSSH2_VERSION[ \t]+\"[^\"]+\"")
+  string(REGEX REPLACE "^#define[ \t]+LIBSSH2_VERSION[ \t]+\"([^\"]+)\".*" "\\1" _version "${_line}")
+  set(${out_var} "${_version}" PARENT_SCOPE)
+endfunction()
+
+unset(_tpush_libssh2_source)
+
+# --- 1. a system libssh2 that is new enough ------------------------------------
+if(TPUSH_SYSTEM_LIBSSH2 AND NOT TARGET tpush::libssh2)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(TPUSH_SYSTEM_LIBSSH2_PC QUIET IMPORTED_TARGET GLOBAL
+                      "libssh2>=${TPUSH_LIBSSH2_MIN_VERSION}")
+    if(TPUSH_SYSTEM_LIBSSH2_PC_FOUND)
+      add_library(tpush::libssh2 INTERFACE IMPORTED GLOBAL)
+      target_link_libraries(tpush::libssh2 INTERFACE PkgConfig::TPUSH_SYSTEM_LIBSSH2_PC
+                            OpenSSL::Crypto Threads::Threads)
+      set(TPUSH_LIBSSH2_VERSION "${TPUSH_SYSTEM_LIBSSH2_PC_VERSION}")
+      set(_tpush_libssh2_source "system (pkg-config)")
+    endif()
+  endif()
+endif()
+
+# --- 2. our own static build of 1.11.1 --------------------------------------------
+if(NOT TARGET tpush::libssh2)
+  set(_script "${PROJECT_SOURCE_DIR}/scripts/build-libssh2.sh")
+  # Re-run configure when the recipe changes (the script redoes a stale build).
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_script}")
+  find_program(TPUSH_BASH bash REQUIRED)
+  message(STATUS "libssh2: checking for a static ${TPUSH_LIBSSH2_BUNDLED_VERSION} build in ${TPUSH_LIBSSH2_DIR}")
+  # Output is not captured: a first build shows its progress lines.
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env --unset=MAKEFLAGS --unset=MFLAGS --unset=MAKELEVEL
+            "${TPUSH_BASH}" "${_script}" "${TPUSH_LIBSSH2_DIR}"
+    RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR
+      "libssh2 ${TPUSH_LIBSSH2_BUNDLED_VERSION}: scripts/build-libssh2.sh failed (${_rc}); "
+      "its message above names the cause. Usual fixes: run 'scripts/install-deps.sh build' as root; "
+      "allow access to deb.debian.org, or set TPUSH_LIBSSH2_TARBALL=/path/to/libssh2-1.11.1.tar.gz; "
+      "or install libssh2 >= ${TPUSH_LIBSSH2_MIN_VERSION} where pkg-config finds it.")
+  endif()
+  set(_lib "${TPUSH_LIBSSH2_DIR}/lib/libssh2.a")
+  set(_inc "${TPUSH_LIBSSH2_DIR}/include")
+  if(NOT EXISTS "${_lib}" OR NOT EXISTS "${_inc}/libssh2.h")
+    message(FATAL_ERROR "libssh2: ${TPUSH_LIBSSH2_DIR} lacks lib/libssh2.a or include/libssh2.h after "
+                        "scripts/build-libssh2.sh; remove that directory and configure again.")
+  endif()
+  _tpush_libssh2_header_version("${_inc}/libssh2.h" TPUSH_LIBSSH2_VERSION)
+
+  add_library(tpush::libssh2 STATIC IMPORTED GLOBAL)
+  set_target_properties(tpush::libssh2 PROPERTIES
+    IMPORTED_LOCATION "${_lib}"
+    IMPORTED_LINK_INTERFACE_LANGUAGES C
+    INTERFACE_INCLUDE_DIRECTORIES "${_inc}"
+    # Plain -I rather than -isystem: -I directories are searched before every
+    # -isystem one and before /usr/include, where Debian's libssh2-1-dev may
+    # have put the 1.10 header.
+    IMPORTED_NO_SYSTEM TRUE
+    INTERFACE_LINK_LIBRARIES "OpenSSL::Crypto;Threads::Threads")
+  set(_tpush_libssh2_source "static build in ${TPUSH_LIBSSH2_DIR}")
+endif()
+
+# --- prove it: the header the compiler sees and the library agree, >= 1.11 -------
+set(_probe_dir "${CMAKE_BINARY_DIR}/CMakeFiles/tpush-libssh2-probe")
+file(WRITE "${_probe_dir}/probe.c" [=[
+#include <libssh2.h>
+#include <stdio.h>
+#if LIBSSH2_VERSION_NUM < 0x010b00
+#error "libssh2.h found first is older than 1.11 (the system 1.10 header shadows ours?)"
+#endif
+int main(void) {
+  const char *v = libssh2_version(LIBSSH2_VERSION_NUM);
+  if (!v) { printf("header %s but the linked library is older\n", LIBSSH2_VERSION); return 1; }
+  printf("%s", v);
+  return 0;
+}
+]=])
+try_run(TPUSH_LIBSSH2_PROBE_RUN TPUSH_LIBSSH2_PROBE_COMPILE "${_probe_dir}/build" "${_probe_dir}/probe.c"
+        LINK_LIBRARIES tpush::libssh2
+        COMPILE_OUTPUT_VARIABLE _probe_compile_out
+        RUN_OUTPUT_VARIABLE _probe_run_out)
+if(NOT TPUSH_LIBSSH2_PROBE_COMPILE)
+  message(FATAL_ERROR "libssh2: a test program using tpush::libssh2 (${_tpush_libssh2_source}) "
+                      "did not build:\n${_probe_compile_out}")
+endif()
+if(NOT TPUSH_LIBSSH2_PROBE_RUN EQUAL 0 OR NOT _probe_run_out STREQUAL TPUSH_LIBSSH2_VERSION)
+  message(FATAL_ERROR "libssh2: expected version ${TPUSH_LIBSSH2_VERSION} from ${_tpush_libssh2_source}, "
+                      "but a test program reported '${_probe_run_out}' (exit ${TPUSH_LIBSSH2_PROBE_RUN})")
+endif()
+message(STATUS "libssh2: ${TPUSH_LIBSSH2_VERSION} from ${_tpush_libssh2_source}")

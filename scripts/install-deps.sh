@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Install the Debian packages tpush needs for one purpose.
+#
+#   scripts/install-deps.sh [build|test|bench]     (default: build)
+#
+# Each set includes the one before it. Packages already installed are found
+# with dpkg alone, so a machine that has everything costs no apt call and
+# prints nothing. As root the missing packages are installed with apt-get
+# (refreshing the package lists first only when they are missing or stale);
+# otherwise the exact `sudo apt-get install ...` line is printed and the
+# script exits 1.
+set -euo pipefail
+
+readonly prog="install-deps"
+readonly lists_max_age_min=$((6 * 60)) # refresh lists older than this before installing
+
+# Compiler, CMake and tpush's libraries, plus what scripts/build-libssh2.sh
+# uses to fetch and unpack libssh2 1.11.1 (apt-get source → dpkg-source, or
+# curl for the upstream tarball; xz for the Debian patch tarball).
+readonly build_pkgs=(
+  g++ cmake make pkg-config
+  libssl-dev libcli11-dev libspdlog-dev libfmt-dev doctest-dev nlohmann-json3-dev
+  libboost-dev libboost-filesystem-dev
+  dpkg-dev debian-archive-keyring xz-utils ca-certificates curl
+)
+# Real sshd on loopback, pytest, fault injection (nft, ip), process tools.
+readonly test_pkgs=(
+  openssh-server openssh-client python3 python3-pytest
+  nftables iproute2 procps psmisc lsof rsync
+)
+# The tools tpush is measured against.
+readonly bench_pkgs=(pdsh pssh clustershell hyperfine)
+
+usage() {
+  echo "usage: scripts/install-deps.sh [build|test|bench]" >&2
+  exit 2
+}
+
+[[ $# -le 1 ]] || usage
+purpose="${1:-build}"
+case "$purpose" in
+  build) wanted=("${build_pkgs[@]}") ;;
+  test) wanted=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  bench) wanted=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  -h | --help) usage ;;
+  *) echo "$prog: unknown set '$purpose'" >&2; usage ;;
+esac
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "$prog: error: dpkg-query not found; this script supports Debian/Ubuntu only" \
+       "(install the packages listed in scripts/install-deps.sh by hand)" >&2
+  exit 1
+fi
+
+# One dpkg-query call for the whole set. Packages dpkg has never heard of are
+# reported on stderr and simply do not appear as installed.
+declare -A installed=()
+while read -r name status; do
+  [[ "$status" == ii* ]] && installed["$name"]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${wanted[@]}" 2>/dev/null || true)
+
+missing=()
+for pkg in "${wanted[@]}"; do
+  [[ -n "${installed[$pkg]:-}" ]] || missing+=("$pkg")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $EUID -ne 0 ]]; then
+  echo "$prog: missing Debian packages for '$purpose' (not root, not installing); run:" >&2
+  echo "sudo apt-get install -y --no-install-recommends ${missing[*]}"
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt_quiet=(-qq -o Dpkg::Use-Pty=0 -o APT::Color=0)
+
+lists_stale() {
+  local lists=/var/lib/apt/lists
+  # No index files at all, or none refreshed within the allowed age.
+  compgen -G "$lists/*_Packages*" >/dev/null || return 0
+  [[ -z "$(find "$lists" -maxdepth 1 -name '*_Packages*' -mmin -"$lists_max_age_min" -print -quit)" ]]
+}
+
+apt_update() {
+  if ! apt-get "${apt_quiet[@]}" update >/dev/null; then
+    echo "$prog: error: 'apt-get update' failed; check the network and /etc/apt/sources.list" >&2
+    exit 1
+  fi
+}
+
+log=$(mktemp "${TMPDIR:-/tmp}/tpush-install-deps.XXXXXX")
+trap 'rm -f "$log"' EXIT
+
+apt_install() {
+  apt-get "${apt_quiet[@]}" install -y --no-install-recommends "${missing[@]}" >"$log" 2>&1
+}
+
+echo "$prog: installing for '$purpose': ${missing[*]}" >&2
+updated=0
+if lists_stale; then
+  apt_update
+  updated=1
+fi
+if ! apt_install; then
+  # Lists that looked fresh can still lack a package (e.g. a new mirror): refresh once and retry.
+  if [[ $updated -eq 0 ]]; then
+    apt_update
+    apt_install && exit 0
+  fi
+  tail -n 20 "$log" >&2
+  echo "$prog: error: 'apt-get install ${missing[*]}' failed (output above);" \
+       "check that these packages exist for this release ('apt-cache policy PKG')" >&2
+  exit 1
+fi
