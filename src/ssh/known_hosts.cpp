@@ -1,0 +1,452 @@
+#include "tpush/ssh/known_hosts.h"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "tpush/util/base64.h"
+
+namespace tpush::ssh {
+
+namespace {
+
+constexpr size_t kSha1Len = 20;  // salt and HMAC length of |1| hashed names
+constexpr std::string_view kBlanks = " \t";
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// Splits off the next blank-separated token of `rest`.
+std::string_view next_token(std::string_view& rest) {
+  const size_t start = rest.find_first_not_of(kBlanks);
+  if (start == std::string_view::npos) {
+    rest = {};
+    return {};
+  }
+  rest.remove_prefix(start);
+  const size_t end = std::min(rest.find_first_of(kBlanks), rest.size());
+  std::string_view token = rest.substr(0, end);
+  rest.remove_prefix(end);
+  return token;
+}
+
+// Reads the SSH wire-format strings (uint32 length + bytes) of a blob.
+// Returns false if the blob is not exactly a sequence of such strings.
+bool split_ssh_strings(std::string_view blob, std::vector<std::string_view>& out) {
+  out.clear();
+  while (!blob.empty()) {
+    if (blob.size() < 4) return false;
+    const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(blob[i])); };
+    const uint32_t len = b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
+    blob.remove_prefix(4);
+    if (len > blob.size()) return false;
+    out.push_back(blob.substr(0, len));
+    blob.remove_prefix(len);
+  }
+  return true;
+}
+
+// Checks the structure of the key types tpush knows; others (sk-*,
+// certificates, ...) are opaque beyond their embedded type name.
+bool blob_well_formed(std::string_view type, std::string_view blob) {
+  std::vector<std::string_view> parts;
+  if (type == "ssh-ed25519")
+    return split_ssh_strings(blob, parts) && parts.size() == 2 && parts[1].size() == 32;
+  if (type == "ssh-rsa")
+    return split_ssh_strings(blob, parts) && parts.size() == 3 && !parts[1].empty() &&
+           !parts[2].empty();
+  if (type.starts_with("ecdsa-sha2-nistp"))
+    return split_ssh_strings(blob, parts) && parts.size() == 3 &&
+           parts[1] == type.substr(std::string_view("ecdsa-sha2-").size()) && !parts[2].empty();
+  return !blob_key_type(blob).empty();
+}
+
+// The type a key is compared under: the blob's own type when it has one
+// (so "rsa-sha2-512" from a signature algorithm still means "ssh-rsa").
+std::string effective_type(const HostKey& key) {
+  std::string type = blob_key_type(key.blob);
+  if (!type.empty()) return type;
+  if (key.type == "rsa-sha2-256" || key.type == "rsa-sha2-512") return "ssh-rsa";
+  return key.type;
+}
+
+std::optional<HostKey> parse_key_fields(std::string_view text, std::string& error) {
+  std::string_view rest = text;
+  const std::string_view type = next_token(rest);
+  const std::string_view encoded = next_token(rest);
+  if (type.empty()) {
+    error = "missing key";
+    return std::nullopt;
+  }
+  if (type.find_first_not_of("0123456789") == std::string_view::npos) {
+    error = "unsupported SSH protocol 1 key";
+    return std::nullopt;
+  }
+  if (encoded.empty()) {
+    error = "missing key data after type '" + std::string(type) + "'";
+    return std::nullopt;
+  }
+  std::optional<std::string> blob = util::base64_decode(encoded);
+  if (!blob) {
+    error = "invalid base64 in key";
+    return std::nullopt;
+  }
+  const std::string embedded = blob_key_type(*blob);
+  if (embedded != type) {
+    error = "key type '" + std::string(type) + "' does not match the key's own type '" +
+            embedded + "'";
+    return std::nullopt;
+  }
+  if (!blob_well_formed(type, *blob)) {
+    error = "malformed " + std::string(type) + " key";
+    return std::nullopt;
+  }
+  return HostKey{std::string(type), std::move(*blob)};
+}
+
+// OpenSSH's match_pattern: `*` any run, `?` any one character.
+bool glob_match(std::string_view s, std::string_view p) {
+  size_t si = 0, pi = 0;
+  size_t star = std::string_view::npos, star_s = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
+      ++si;
+      ++pi;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      star_s = si;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      si = ++star_s;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+// OpenSSH's match_hostname: 1 on a positive match, -1 if a negated pattern
+// matches (which excludes the line), 0 otherwise. `name` is lowercase.
+int match_pattern_list(std::string_view name, std::string_view list) {
+  bool positive = false;
+  while (true) {
+    const size_t comma = list.find(',');
+    std::string_view sub = list.substr(0, comma);
+    const bool negated = !sub.empty() && sub.front() == '!';
+    if (negated) sub.remove_prefix(1);
+    if (glob_match(name, lowercase(sub))) {
+      if (negated) return -1;
+      positive = true;
+    }
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return positive ? 1 : 0;
+}
+
+bool hmac_sha1(std::string_view key, std::string_view data,
+               std::array<unsigned char, kSha1Len>& out) {
+  unsigned int len = 0;
+  const unsigned char* r =
+      HMAC(EVP_sha1(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &len);
+  return r != nullptr && len == kSha1Len;
+}
+
+std::vector<std::string> lookup_names(std::string_view host, uint16_t port,
+                                      std::span<const std::string> aliases) {
+  std::vector<std::string> names;
+  names.reserve(1 + aliases.size());
+  names.push_back(known_hosts_name(host, port));
+  for (const std::string& alias : aliases) names.push_back(known_hosts_name(alias, port));
+  return names;
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// mkdir -p with mode 0700 for the directories that do not exist yet.
+std::string make_parent_dirs(const std::filesystem::path& dir) {
+  if (dir.empty()) return {};
+  std::filesystem::path partial;
+  for (const auto& part : dir) {
+    partial /= part;
+    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
+      return "cannot create directory " + partial.string() + ": " + errno_text(errno);
+  }
+  return {};
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string fingerprint_sha256(std::string_view blob) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  if (EVP_Digest(blob.data(), blob.size(), md.data(), &len, EVP_sha256(), nullptr) != 1)
+    return "SHA256:?";
+  return "SHA256:" +
+         util::base64_encode(std::string_view(reinterpret_cast<const char*>(md.data()), len),
+                             /*pad=*/false);
+}
+
+std::string blob_key_type(std::string_view blob) {
+  if (blob.size() < 4) return {};
+  const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(blob[i])); };
+  const uint32_t len = b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
+  if (len == 0 || len > blob.size() - 4 || len > 256) return {};
+  return std::string(blob.substr(4, len));
+}
+
+std::optional<HostKey> parse_public_key(std::string_view text) {
+  std::string error;
+  return parse_key_fields(text, error);
+}
+
+std::string known_hosts_name(std::string_view host, uint16_t port) {
+  if (port == 0 || port == 22) return lowercase(host);
+  return "[" + lowercase(host) + "]:" + std::to_string(port);
+}
+
+void KnownHosts::load(const std::filesystem::path& file) {
+  const std::string file_name = file.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    warnings_.push_back(file_name + ": is a directory, not a known_hosts file");
+    return;
+  }
+  if (!std::filesystem::exists(file, ec)) {
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+      warnings_.push_back(file_name + ": cannot read: " + ec.message());
+    return;  // a missing file is just an empty one
+  }
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    warnings_.push_back(file_name + ": cannot read: " +
+                        (errno != 0 ? errno_text(errno) : std::string("open failed")));
+    return;
+  }
+
+  std::string raw;
+  int line_no = 0;
+  while (std::getline(in, raw)) {
+    ++line_no;
+    const auto warn = [&](const std::string& why) {
+      warnings_.push_back(file_name + ":" + std::to_string(line_no) + ": " + why);
+    };
+    std::string_view rest = raw;
+    if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
+    const size_t start = rest.find_first_not_of(kBlanks);
+    if (start == std::string_view::npos || rest[start] == '#') continue;
+
+    Entry entry;
+    entry.file = file_name;
+    entry.line = line_no;
+
+    std::string_view hosts = next_token(rest);
+    if (hosts.front() == '@') {
+      if (hosts == "@cert-authority") {
+        entry.marker = Marker::cert_authority;
+      } else if (hosts == "@revoked") {
+        entry.marker = Marker::revoked;
+      } else {
+        warn("unknown marker '" + std::string(hosts) + "'");
+        continue;
+      }
+      hosts = next_token(rest);
+      if (hosts.empty()) {
+        warn("missing host names after marker");
+        continue;
+      }
+    }
+
+    if (hosts.front() == '|') {
+      // |1|base64(salt)|base64(HMAC-SHA1(salt, name))
+      std::string_view h = hosts;
+      std::optional<std::string> salt, mac;
+      if (h.starts_with("|1|")) {
+        h.remove_prefix(3);
+        const size_t bar = h.find('|');
+        if (bar != std::string_view::npos) {
+          salt = util::base64_decode(h.substr(0, bar));
+          mac = util::base64_decode(h.substr(bar + 1));
+        }
+      }
+      if (!salt || !mac || salt->size() != kSha1Len || mac->size() != kSha1Len) {
+        warn("malformed hashed host name");
+        continue;
+      }
+      entry.hashed = true;
+      entry.salt = std::move(*salt);
+      entry.hmac = std::move(*mac);
+    }
+    entry.hosts = std::string(hosts);
+
+    std::string error;
+    std::optional<HostKey> key = parse_key_fields(rest, error);
+    if (!key) {
+      warn(error);
+      continue;
+    }
+    entry.key = std::move(*key);
+    entries_.push_back(std::move(entry));
+  }
+  if (in.bad()) warnings_.push_back(file_name + ": read error after line " + std::to_string(line_no));
+}
+
+bool KnownHosts::entry_matches(const Entry& entry, const std::vector<std::string>& names) const {
+  for (const std::string& name : names) {
+    if (entry.literal) {
+      if (entry.hosts == name) return true;
+    } else if (entry.hashed) {
+      std::array<unsigned char, kSha1Len> mac{};
+      if (hmac_sha1(entry.salt, name, mac) && CRYPTO_memcmp(mac.data(), entry.hmac.data(), kSha1Len) == 0)
+        return true;
+    } else if (match_pattern_list(name, entry.hosts) == 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
+HostKeyCheck KnownHosts::check(std::string_view host, uint16_t port, const HostKey& key,
+                               std::span<const std::string> aliases) const {
+  HostKeyCheck result;
+  const auto locate = [&](const Entry& e) {
+    result.file = e.file;
+    result.line = e.line;
+  };
+
+  // A revoked key is revoked for every host, and wins over any match.
+  for (const Entry& e : entries_) {
+    if (e.marker == Marker::revoked && e.key.blob == key.blob) {
+      result.status = HostKeyStatus::revoked;
+      locate(e);
+      return result;
+    }
+  }
+
+  const std::vector<std::string> names = lookup_names(host, port, aliases);
+  const std::string type = effective_type(key);
+  const Entry* same_type = nullptr;
+  const Entry* other_type = nullptr;
+  for (const Entry& e : entries_) {
+    if (e.marker != Marker::none || !entry_matches(e, names)) continue;
+    if (e.key.blob == key.blob) {
+      result.status = HostKeyStatus::match;
+      locate(e);
+      return result;
+    }
+    if (effective_type(e.key) == type) {
+      if (!same_type) same_type = &e;
+    } else if (!other_type) {
+      other_type = &e;
+    }
+  }
+
+  const Entry* shown = same_type ? same_type : other_type;
+  result.status = same_type ? HostKeyStatus::mismatch : HostKeyStatus::unknown;
+  if (shown) {
+    result.expected_type = effective_type(shown->key);
+    result.expected_fingerprint = fingerprint_sha256(shown->key.blob);
+    locate(*shown);
+  }
+  return result;
+}
+
+std::vector<std::string> KnownHosts::known_types(std::string_view host, uint16_t port,
+                                                 std::span<const std::string> aliases) const {
+  const std::vector<std::string> names = lookup_names(host, port, aliases);
+  std::vector<std::string> types;
+  for (const Entry& e : entries_) {
+    if (e.marker != Marker::none || !entry_matches(e, names)) continue;
+    std::string type = effective_type(e.key);
+    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(std::move(type));
+  }
+  return types;
+}
+
+void KnownHosts::add(std::string_view host, uint16_t port, const HostKey& key) {
+  Entry entry;
+  entry.literal = true;
+  entry.hosts = known_hosts_name(host, port);
+  entry.key = HostKey{effective_type(key), key.blob};
+  entries_.push_back(std::move(entry));
+}
+
+std::string append_known_host(const std::filesystem::path& file, std::string_view host,
+                              uint16_t port, const HostKey& key) {
+  try {
+    const std::string type = effective_type(key);
+    if (key.blob.empty() || type.empty()) return "cannot record an empty host key";
+    if (type.find_first_of(" \t\r\n") != std::string::npos) return "invalid host key type";
+
+    std::array<unsigned char, kSha1Len> salt{};
+    if (RAND_bytes(salt.data(), static_cast<int>(salt.size())) != 1)
+      return "cannot generate a random salt for the hashed host name";
+    const std::string_view salt_bytes(reinterpret_cast<const char*>(salt.data()), salt.size());
+    std::array<unsigned char, kSha1Len> mac{};
+    if (!hmac_sha1(salt_bytes, known_hosts_name(host, port), mac))
+      return "cannot compute HMAC-SHA1 for the hashed host name";
+    const std::string line =
+        "|1|" + util::base64_encode(salt_bytes) + "|" +
+        util::base64_encode(std::string_view(reinterpret_cast<const char*>(mac.data()), mac.size())) +
+        " " + type + " " + util::base64_encode(key.blob) + "\n";
+
+    if (std::string err = make_parent_dirs(file.parent_path()); !err.empty()) return err;
+
+    const int fd = ::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return "cannot open " + file.string() + ": " + errno_text(errno);
+    std::string error;
+    int rc;
+    while ((rc = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0) {
+      error = "cannot lock " + file.string() + ": " + errno_text(errno);
+    } else {
+      // Don't glue our line onto a last line that lacks its newline.
+      std::string prefix;
+      struct stat st{};
+      char last = '\n';
+      if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
+          last != '\n')
+        prefix = "\n";
+      if (!write_all(fd, prefix + line))
+        error = "cannot write " + file.string() + ": " + errno_text(errno);
+    }
+    if (::close(fd) != 0 && error.empty())
+      error = "cannot write " + file.string() + ": " + errno_text(errno);
+    return error;
+  } catch (const std::exception& e) {
+    return std::string("cannot record host key: ") + e.what();
+  }
+}
+
+}  // namespace tpush::ssh
