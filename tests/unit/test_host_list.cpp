@@ -1,0 +1,401 @@
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tpush/inventory/host_list.h"
+#include "tpush/util/error.h"
+
+namespace {
+
+using tpush::UsageError;
+using tpush::inventory::dedup_hosts;
+using tpush::inventory::exclude_hosts;
+using tpush::inventory::expand_host_list;
+using tpush::inventory::HostSpec;
+using tpush::inventory::parse_hosts_text;
+using tpush::inventory::read_hosts_file;
+namespace fs = std::filesystem;
+
+std::vector<std::string> names(const std::vector<HostSpec>& hosts) {
+  std::vector<std::string> out;
+  for (const auto& h : hosts) out.push_back(h.host);
+  return out;
+}
+
+std::vector<std::string> texts(const std::vector<HostSpec>& hosts) {
+  std::vector<std::string> out;
+  for (const auto& h : hosts) out.push_back(h.text);
+  return out;
+}
+
+// The UsageError message `run` throws; fails the test if it throws nothing.
+template <typename F>
+std::string error_of(F run) {
+  try {
+    run();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  FAIL("expected a UsageError");
+  return {};
+}
+
+std::string expand_error(const std::string& expr) {
+  return error_of([&] { expand_host_list(expr); });
+}
+
+// A fresh directory under /tmp, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "tpush-host-list-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path file = path / name;
+    std::ofstream(file) << text;
+    return file;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("host list: plain names and commas") {
+  CHECK(names(expand_host_list("a")) == std::vector<std::string>{"a"});
+  CHECK(names(expand_host_list("a,b,c")) == std::vector<std::string>{"a", "b", "c"});
+  CHECK(names(expand_host_list(" a , b\t,c ")) == std::vector<std::string>{"a", "b", "c"});
+  CHECK(names(expand_host_list("10.0.0.1,host.example.com")) ==
+        std::vector<std::string>{"10.0.0.1", "host.example.com"});
+  const auto one = expand_host_list("a");
+  REQUIRE(one.size() == 1);
+  CHECK(one[0] == HostSpec{"", "a", 0, "a"});
+}
+
+TEST_CASE("host list: empty items are skipped") {
+  CHECK(expand_host_list("").empty());
+  CHECK(expand_host_list("  ").empty());
+  CHECK(expand_host_list(",,").empty());
+  CHECK(names(expand_host_list("a,,b,")) == std::vector<std::string>{"a", "b"});
+  CHECK(names(expand_host_list(",a")) == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("host list: ranges") {
+  CHECK(names(expand_host_list("node[1-3]")) ==
+        std::vector<std::string>{"node1", "node2", "node3"});
+  CHECK(names(expand_host_list("node[1-3,7]")) ==
+        std::vector<std::string>{"node1", "node2", "node3", "node7"});
+  CHECK(names(expand_host_list("node[5]")) == std::vector<std::string>{"node5"});
+  CHECK(names(expand_host_list("node[3,1]")) == std::vector<std::string>{"node3", "node1"});
+  CHECK(names(expand_host_list("[1-2]node")) == std::vector<std::string>{"1node", "2node"});
+  CHECK(names(expand_host_list("n[1-2].example.com")) ==
+        std::vector<std::string>{"n1.example.com", "n2.example.com"});
+  CHECK(names(expand_host_list("node[4-4]")) == std::vector<std::string>{"node4"});
+
+  const auto many = expand_host_list("node[01-16,20]");
+  REQUIRE(many.size() == 17);
+  CHECK(many.front().host == "node01");
+  CHECK(many[15].host == "node16");
+  CHECK(many.back().host == "node20");
+}
+
+TEST_CASE("host list: zero padding follows the lower bound") {
+  CHECK(names(expand_host_list("n[01-10]")) == std::vector<std::string>{"n01", "n02", "n03", "n04",
+                                                                        "n05", "n06", "n07", "n08",
+                                                                        "n09", "n10"});
+  CHECK(names(expand_host_list("n[1-10]")).at(0) == "n1");
+  CHECK(names(expand_host_list("n[1-10]")).at(9) == "n10");
+  CHECK(names(expand_host_list("n[001-3]")) == std::vector<std::string>{"n001", "n002", "n003"});
+  CHECK(names(expand_host_list("n[0-2]")) == std::vector<std::string>{"n0", "n1", "n2"});
+  CHECK(names(expand_host_list("n[098-101]")) ==
+        std::vector<std::string>{"n098", "n099", "n100", "n101"});
+  CHECK(names(expand_host_list("n[05]")) == std::vector<std::string>{"n05"});
+  CHECK(names(expand_host_list("n[1-2,05]")) == std::vector<std::string>{"n1", "n2", "n05"});
+}
+
+TEST_CASE("host list: several groups form a product, leftmost slowest") {
+  CHECK(names(expand_host_list("rack[1-2]-node[1-3]")) ==
+        std::vector<std::string>{"rack1-node1", "rack1-node2", "rack1-node3", "rack2-node1",
+                                 "rack2-node2", "rack2-node3"});
+  CHECK(names(expand_host_list("r[1-2]n[3,4]c[0]")) ==
+        std::vector<std::string>{"r1n3c0", "r1n4c0", "r2n3c0", "r2n4c0"});
+}
+
+TEST_CASE("host list: duplicates dropped, first kept") {
+  CHECK(names(expand_host_list("b,a,b,a,c")) == std::vector<std::string>{"b", "a", "c"});
+  CHECK(names(expand_host_list("n[1-3],n[2-4]")) ==
+        std::vector<std::string>{"n1", "n2", "n3", "n4"});
+  CHECK(names(expand_host_list("n[1,1]")) == std::vector<std::string>{"n1"});
+  // Identity is user + host + port.
+  const auto distinct = expand_host_list("h,alice@h,h:22,alice@h:22,h:22");
+  CHECK(texts(distinct) == std::vector<std::string>{"h", "h", "h:22", "h:22"});
+  CHECK(distinct[1].user == "alice");
+  CHECK(distinct[3].user == "alice");
+}
+
+TEST_CASE("host list: users and ports") {
+  const auto hosts = expand_host_list("alice@h1,h2:2222,bob@h3:22");
+  REQUIRE(hosts.size() == 3);
+  CHECK(hosts[0] == HostSpec{"alice", "h1", 0, "h1"});
+  CHECK(hosts[1] == HostSpec{"", "h2", 2222, "h2:2222"});
+  CHECK(hosts[2] == HostSpec{"bob", "h3", 22, "h3:22"});
+
+  CHECK(expand_host_list("h:1").at(0).port == 1);
+  CHECK(expand_host_list("h:65535").at(0).port == 65535);
+  CHECK(expand_host_list("h:0022").at(0).text == "h:22");
+}
+
+TEST_CASE("host list: user and port apply to every expansion") {
+  const auto hosts = expand_host_list("alice@node[1-3]:2222");
+  REQUIRE(hosts.size() == 3);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    CHECK(hosts[i].user == "alice");
+    CHECK(hosts[i].port == 2222);
+    CHECK(hosts[i].host == "node" + std::to_string(i + 1));
+    CHECK(hosts[i].text == "node" + std::to_string(i + 1) + ":2222");
+  }
+}
+
+TEST_CASE("host list: IPv6") {
+  CHECK(expand_host_list("[::1]").at(0) == HostSpec{"", "::1", 0, "::1"});
+  CHECK(expand_host_list("[fe80::1]:2222").at(0) ==
+        HostSpec{"", "fe80::1", 2222, "[fe80::1]:2222"});
+  CHECK(expand_host_list("alice@[2001:db8::5]:22").at(0) ==
+        HostSpec{"alice", "2001:db8::5", 22, "[2001:db8::5]:22"});
+  CHECK(expand_host_list("::1").at(0) == HostSpec{"", "::1", 0, "::1"});
+  CHECK(expand_host_list("2001:db8::5").at(0) == HostSpec{"", "2001:db8::5", 0, "2001:db8::5"});
+  CHECK(expand_host_list("bob@::1").at(0) == HostSpec{"bob", "::1", 0, "::1"});
+  CHECK(expand_host_list("::ffff:10.0.0.1").at(0).host == "::ffff:10.0.0.1");
+  CHECK(expand_host_list("[fe80::1%eth0]:22").at(0).host == "fe80::1%eth0");
+  CHECK(names(expand_host_list("[::1],h,[::2]:22")) == std::vector<std::string>{"::1", "h", "::2"});
+}
+
+TEST_CASE("host list: range errors quote the item") {
+  const auto backwards = expand_error("node[05-01]");
+  CHECK(backwards == "bad host list 'node[05-01]': range 05-01 runs backwards (write node[01-05])");
+  CHECK(expand_error("alice@n[1,9-3]:22").find("write alice@n[1,3-9]:22") != std::string::npos);
+
+  const auto letter = expand_error("node[a-3]");
+  CHECK(letter.find("'node[a-3]'") != std::string::npos);
+  CHECK(letter.find("'a'") != std::string::npos);
+  CHECK(letter.find("not a number") != std::string::npos);
+
+  const auto no_upper = expand_error("node[1-]");
+  CHECK(no_upper.find("'node[1-]'") != std::string::npos);
+  CHECK(no_upper.find("upper bound") != std::string::npos);
+
+  const auto no_lower = expand_error("node[-3]");
+  CHECK(no_lower.find("'node[-3]'") != std::string::npos);
+  CHECK(no_lower.find("lower bound") != std::string::npos);
+
+  const auto unclosed = expand_error("node[1-3");
+  CHECK(unclosed == "bad host list 'node[1-3': unclosed '[' at column 5 (add ']')");
+  CHECK(expand_error("a,node[1-3,b").find("'node[1-3,b'") != std::string::npos);
+
+  const auto stray = expand_error("node1]");
+  CHECK(stray.find("'node1]'") != std::string::npos);
+  CHECK(stray.find("stray ']' at column 6") != std::string::npos);
+
+  const auto nested = expand_error("n[1[2]]");
+  CHECK(nested.find("'n[1[2]]'") != std::string::npos);
+  CHECK(nested.find("cannot nest") != std::string::npos);
+
+  CHECK(expand_error("n[]").find("empty range []") != std::string::npos);
+  CHECK(expand_error("n[1,,2]").find("empty entry in [1,,2]") != std::string::npos);
+  CHECK(expand_error("n[1,]").find("'n[1,]'") != std::string::npos);
+  CHECK(expand_error("n[1-2-3]").find("'1-2-3'") != std::string::npos);
+  CHECK(expand_error("n[1234567890123456789]").find("too long") != std::string::npos);
+  CHECK(expand_error("n[1:3]").find("'n[1:3]'") != std::string::npos);
+}
+
+TEST_CASE("host list: huge expansions are refused") {
+  const auto one_range = expand_error("n[1-1000001]");
+  CHECK(one_range.find("'n[1-1000001]'") != std::string::npos);
+  CHECK(one_range.find("more than 1000000 hosts") != std::string::npos);
+
+  const auto product = expand_error("n[1-1000]-[1-1000]-[1-1000]");
+  CHECK(product.find("more than 1000000 hosts") != std::string::npos);
+
+  CHECK(expand_error("n[0-999999999999999999]").find("more than 1000000") != std::string::npos);
+  // The limit counts the whole list, not just one item.
+  const auto whole = expand_error("n[1-500000],m[1-500001]");
+  CHECK(whole.find("'m[1-500001]'") != std::string::npos);
+  CHECK(whole.find("the host list expands to more than 1000000") != std::string::npos);
+
+  CHECK(expand_host_list("n[1-100]-[01-100]").size() == 10'000);
+}
+
+TEST_CASE("host list: port errors") {
+  CHECK(expand_error("h:99999") == "bad port '99999' in 'h:99999' (ports are 1-65535)");
+  CHECK(expand_error("h:0").find("bad port '0' in 'h:0'") != std::string::npos);
+  CHECK(expand_error("h:65536").find("'65536'") != std::string::npos);
+  CHECK(expand_error("h:ssh").find("bad port 'ssh' in 'h:ssh'") != std::string::npos);
+  CHECK(expand_error("h:-1").find("bad port '-1'") != std::string::npos);
+  CHECK(expand_error("h:123456789012345678901").find("bad port") != std::string::npos);
+  CHECK(expand_error("h:").find("missing port after ':' in 'h:'") != std::string::npos);
+  CHECK(expand_error("h:[22-23]").find("host part only") != std::string::npos);
+  CHECK(expand_error("[::1]:70000").find("bad port '70000' in '[::1]:70000'") != std::string::npos);
+  CHECK(expand_error("[::1]:").find("missing port") != std::string::npos);
+}
+
+TEST_CASE("host list: user and host errors") {
+  CHECK(expand_error("@h").find("'@h'") != std::string::npos);
+  CHECK(expand_error("@h").find("missing user name") != std::string::npos);
+  CHECK(expand_error("alice@").find("missing host name") != std::string::npos);
+  CHECK(expand_error("a@b@c").find("second '@'") != std::string::npos);
+  CHECK(expand_error("u[1-2]@h").find("user name 'u[1-2]'") != std::string::npos);
+  CHECK(expand_error(":22").find("missing host name") != std::string::npos);
+  CHECK(expand_error("a b").find("'a b'") != std::string::npos);
+  CHECK(expand_error("a b").find("separate hosts with commas") != std::string::npos);
+  const auto colons = expand_error("host:22:33");
+  CHECK(colons.find("'host:22:33'") != std::string::npos);
+  CHECK(colons.find("not an IPv6 address") != std::string::npos);
+  CHECK(expand_error("[::1]x").find("unexpected 'x'") != std::string::npos);
+  CHECK(expand_error("[::g]:22").find("'::g'") != std::string::npos);
+  CHECK(expand_error("n[1-2]::1").find("'n[1-2]::1'") != std::string::npos);
+  CHECK(expand_error("^").find("needs a file name") != std::string::npos);
+}
+
+TEST_CASE("host list: error messages are one line without a trailing period") {
+  for (const char* bad : {"node[05-01]", "h:99999", "n[1-", "n]", "@h", "^/nonexistent/x"}) {
+    const auto message = expand_error(bad);
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK(message.back() != '.');
+  }
+}
+
+TEST_CASE("host list: hosts file text") {
+  const std::string text =
+      "# cluster A\n"
+      "\n"
+      "  alice@h1:22   # the first\n"
+      "h2\r\n"
+      "node[1-2]\n"
+      "[::1]:2200\n"
+      "\t  \n"
+      "a,b  # commas work too\n"
+      "h2\n";
+  const auto hosts = parse_hosts_text(text, "hosts.txt");
+  CHECK(texts(hosts) ==
+        std::vector<std::string>{"h1:22", "h2", "node1", "node2", "[::1]:2200", "a", "b"});
+  CHECK(hosts[0].user == "alice");
+  CHECK(hosts[4].host == "::1");
+  CHECK(parse_hosts_text("", "x").empty());
+  CHECK(parse_hosts_text("# only\n  # comments\n", "x").empty());
+  CHECK(names(parse_hosts_text("last-without-newline", "x")) ==
+        std::vector<std::string>{"last-without-newline"});
+}
+
+TEST_CASE("host list: hosts file errors name file and line") {
+  const auto port = error_of([] { parse_hosts_text("a\n\n# c\nh:99999\n", "hosts.txt"); });
+  CHECK(port == "hosts.txt:4: bad port '99999' in 'h:99999' (ports are 1-65535)");
+  const auto range = error_of([] { parse_hosts_text("n[3-1]", "f"); });
+  CHECK(range.rfind("f:1: bad host list 'n[3-1]'", 0) == 0);
+  const auto space = error_of([] { parse_hosts_text("ok\nh1 h2\n", "f"); });
+  CHECK(space.rfind("f:2: ", 0) == 0);
+  CHECK(space.find("'h1 h2'") != std::string::npos);
+}
+
+TEST_CASE("host list: reading hosts files") {
+  TempDir dir;
+  const auto file = dir.write("hosts", "h1\nbob@h2:2200\n");
+  CHECK(texts(read_hosts_file(file)) == std::vector<std::string>{"h1", "h2:2200"});
+
+  const auto missing = error_of([&] { read_hosts_file(dir.path / "nope.txt"); });
+  CHECK(missing == "cannot read hosts file '" + (dir.path / "nope.txt").string() +
+                       "': No such file or directory");
+
+  const auto directory = error_of([&] { read_hosts_file(dir.path); });
+  CHECK(directory.find("cannot read hosts file") != std::string::npos);
+  CHECK(directory.find("Is a directory") != std::string::npos);
+
+  const auto bad = dir.write("bad", "ok\nn[1-\n");
+  CHECK(error_of([&] {
+          read_hosts_file(bad);
+        }).rfind(bad.string() + ":2: bad host list 'n[1-'", 0) == 0);
+
+  if (geteuid() != 0) {  // root reads anything
+    const auto locked = dir.write("locked", "h\n");
+    chmod(locked.c_str(), 0);
+    CHECK(error_of([&] { read_hosts_file(locked); }).find("Permission denied") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("host list: ^FILE splices a hosts file in place") {
+  TempDir dir;
+  const auto file = dir.write("hosts", "b\nc:2222\n");
+  const auto hosts = expand_host_list("a,^" + file.string() + ",d,b");
+  CHECK(texts(hosts) == std::vector<std::string>{"a", "b", "c:2222", "d"});
+
+  const auto missing = expand_error("a,^" + (dir.path / "nope").string());
+  CHECK(missing.find("cannot read hosts file '" + (dir.path / "nope").string() + "'") !=
+        std::string::npos);
+  CHECK(missing.find("No such file or directory") != std::string::npos);
+
+  // Included files may include others; errors carry the chain of file:line.
+  const auto inner = dir.write("inner", "x\nh:0\n");
+  const auto outer = dir.write("outer", "y\n^" + inner.string() + "\n");
+  const auto chained = error_of([&] { read_hosts_file(outer); });
+  CHECK(chained.rfind(outer.string() + ":2: " + inner.string() + ":2: bad port '0'", 0) == 0);
+
+  // A file that includes itself is refused instead of recursing forever.
+  const auto self = dir.write("self", "a\n^" + (dir.path / "self").string() + "\n");
+  CHECK(error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
+  const auto ping = dir.path / "ping";
+  const auto pong = dir.write("pong", "^" + ping.string() + "\n");
+  dir.write("ping", "^" + pong.string() + "\n");
+  const auto cycle = expand_error("^" + ping.string());
+  CHECK(cycle.find("includes itself") != std::string::npos);
+  CHECK(cycle.find(pong.string()) != std::string::npos);
+
+  // The same file twice (not nested) is fine, and deduplicated.
+  CHECK(texts(expand_host_list("^" + file.string() + ",^" + file.string())) ==
+        std::vector<std::string>{"b", "c:2222"});
+}
+
+TEST_CASE("host list: dedup_hosts") {
+  std::vector<HostSpec> hosts{{"", "a", 0, "a"},  {"", "b", 0, "b"},     {"", "a", 0, "a"},
+                              {"u", "a", 0, "a"}, {"", "a", 22, "a:22"}, {"", "b", 0, "b-label"}};
+  const auto unique = dedup_hosts(hosts);
+  REQUIRE(unique.size() == 4);
+  CHECK(unique[0] == hosts[0]);
+  CHECK(unique[1] == hosts[1]);  // the first b, with its own text
+  CHECK(unique[2] == hosts[3]);
+  CHECK(unique[3] == hosts[4]);
+  CHECK(dedup_hosts({}).empty());
+}
+
+TEST_CASE("host list: exclude_hosts") {
+  const auto all = expand_host_list("a,alice@b,c:2222,alice@c,d,bob@d:22");
+
+  CHECK(names(exclude_hosts(all, expand_host_list("a,d"))) ==
+        std::vector<std::string>{"b", "c", "c"});
+  // A user in the exclusion must match.
+  CHECK(texts(exclude_hosts(all, expand_host_list("bob@b,alice@c"))) ==
+        std::vector<std::string>{"a", "b", "c:2222", "d", "d:22"});
+  // A port in the exclusion must match.
+  CHECK(texts(exclude_hosts(all, expand_host_list("c:2222,d:2200"))) ==
+        std::vector<std::string>{"a", "b", "c", "d", "d:22"});
+  // Both.
+  CHECK(texts(exclude_hosts(all, expand_host_list("bob@d:22"))) ==
+        std::vector<std::string>{"a", "b", "c:2222", "c", "d"});
+  // Ranges in exclusions, and names that match nothing.
+  CHECK(names(exclude_hosts(expand_host_list("n[1-5]"), expand_host_list("n[2-3],zz"))) ==
+        std::vector<std::string>{"n1", "n4", "n5"});
+  CHECK(exclude_hosts(all, {}) == all);
+  CHECK(exclude_hosts({}, all).empty());
+}
