@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
 
 #include "tpush/util/base64.h"
 
@@ -160,13 +160,38 @@ int match_pattern_list(std::string_view name, std::string_view list) {
   return positive ? 1 : 0;
 }
 
+// HMAC-SHA1 (RFC 2104) over a fetched-once SHA-1 and a per-thread digest
+// context: the one-shot HMAC() fetches its algorithm on every call, which is
+// the bulk of the cost when every hashed line is tried for hundreds of hosts.
 bool hmac_sha1(std::string_view key, std::string_view data,
                std::array<unsigned char, kSha1Len>& out) {
+  constexpr size_t kBlock = 64;
+  static EVP_MD* const sha1 = EVP_MD_fetch(nullptr, "SHA1", nullptr);
+  struct CtxDeleter {
+    void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+  };
+  thread_local std::unique_ptr<EVP_MD_CTX, CtxDeleter> ctx(EVP_MD_CTX_new());
+  if (sha1 == nullptr || !ctx) return false;
+
+  if (key.size() > kBlock) return false;  // salts are 20 bytes; longer keys would need hashing
+  std::array<unsigned char, kBlock> k{};
+  std::memcpy(k.data(), key.data(), key.size());
   unsigned int len = 0;
-  const unsigned char* r =
-      HMAC(EVP_sha1(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &len);
-  return r != nullptr && len == kSha1Len;
+  std::array<unsigned char, kBlock> pad{};
+  std::array<unsigned char, kSha1Len> inner{};
+  for (size_t i = 0; i < kBlock; ++i) pad[i] = k[i] ^ 0x36;
+  if (EVP_DigestInit_ex(ctx.get(), sha1, nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), pad.data(), pad.size()) != 1 ||
+      EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx.get(), inner.data(), &len) != 1 || len != kSha1Len)
+    return false;
+  for (size_t i = 0; i < kBlock; ++i) pad[i] = k[i] ^ 0x5c;
+  if (EVP_DigestInit_ex(ctx.get(), sha1, nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), pad.data(), pad.size()) != 1 ||
+      EVP_DigestUpdate(ctx.get(), inner.data(), inner.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx.get(), out.data(), &len) != 1 || len != kSha1Len)
+    return false;
+  return true;
 }
 
 std::vector<std::string> lookup_names(std::string_view host, uint16_t port,

@@ -413,6 +413,13 @@ TEST_CASE("known_hosts: mismatch reports the file, line and expected fingerprint
   CHECK(c.expected_type == "ssh-ed25519");
   CHECK(c.expected_fingerprint == kEd25519Fp);
 
+  // with several recorded keys of the type, the first line is reported
+  HostKey third{"ssh-ed25519", std::string("\0\0\0\x0bssh-ed25519\0\0\0\x20", 19) + std::string(32, 'A')};
+  const auto first = kh.check("web1", 22, third);
+  CHECK(first.status == HostKeyStatus::mismatch);
+  CHECK(first.line == 3);
+  CHECK(first.expected_fingerprint == kEd25519Fp);
+
   // a later line with the same key still makes it a match, as in OpenSSH
   const auto m = kh.check("web1", 22, key(kEd25519B));
   CHECK(m.status == HostKeyStatus::match);
