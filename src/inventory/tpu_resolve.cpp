@@ -1,0 +1,495 @@
+// resolve_tpus: TPU names and queued resources -> workers, through the cache
+// or gcloud. Zone/project lookup, per-node describe (in parallel), state
+// checks, worker selection, labels, environment and host key aliases.
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <future>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "tpush/inventory/gcloud.h"
+#include "tpush/inventory/tpu.h"
+#include "tpush/inventory/tpu_cache.h"
+#include "tpush/inventory/tpu_describe.h"
+#include "tpush/inventory/tpu_host_keys.h"
+#include "tpush/inventory/tpu_queued_resource.h"
+#include "tpush/inventory/worker_selection.h"
+#include "tpush/util/error.h"
+
+namespace tpush::inventory {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kParallelGcloud = 8;  // gcloud calls in flight at once
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& item : items) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      auto comma = item.find(',', start);
+      std::string part = trim(item.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (!part.empty() && seen.insert(part).second) out.push_back(part);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+void validate(const std::string& what, const std::string& value, const std::regex& re) {
+  if (!std::regex_match(value, re)) {
+    throw UsageError("invalid " + what + " '" + value + "' (letters, digits and - only; it must not "
+                     "start with -)");
+  }
+}
+
+const std::regex& name_re() {
+  static const std::regex re("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+  return re;
+}
+const std::regex& zone_re() {
+  static const std::regex re("[a-z0-9][a-z0-9-]{0,62}");
+  return re;
+}
+const std::regex& project_re() {
+  static const std::regex re("[A-Za-z0-9][A-Za-z0-9.:_-]{0,127}");
+  return re;
+}
+
+// ---- gcloud configuration: flags, environment, config file, `gcloud config` --
+
+// A property from gcloud's active configuration file, read directly (running
+// gcloud takes a second or more). Outer nullopt: the file could not be read.
+std::optional<std::optional<std::string>> config_file_value(const std::string& section,
+                                                            const std::string& key) {
+  fs::path dir = env_or_empty("CLOUDSDK_CONFIG");
+  if (dir.empty()) {
+    std::string home = env_or_empty("HOME");
+    if (home.empty()) return std::nullopt;
+    dir = fs::path(home) / ".config" / "gcloud";
+  }
+  std::string active = env_or_empty("CLOUDSDK_ACTIVE_CONFIG_NAME");
+  if (active.empty()) {
+    std::ifstream a(dir / "active_config");
+    if (a) std::getline(a, active);
+    active = trim(active);
+    if (active.empty()) active = "default";
+  }
+  std::ifstream in(dir / "configurations" / ("config_" + active));
+  if (!in) return std::nullopt;
+  std::string line, current;
+  while (std::getline(in, line)) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line.front() == '[' && line.back() == ']') {
+      current = trim(line.substr(1, line.size() - 2));
+      continue;
+    }
+    auto eq = line.find('=');
+    if (eq == std::string::npos || current != section) continue;
+    if (trim(line.substr(0, eq)) == key) {
+      std::string value = trim(line.substr(eq + 1));
+      if (value.empty()) return std::optional<std::string>();
+      return std::optional<std::string>(value);
+    }
+  }
+  return std::optional<std::string>();
+}
+
+struct Setting {
+  std::vector<std::string> values;
+  std::string origin;
+};
+
+std::optional<Setting> from_gcloud_config(const std::string& section, const std::string& key,
+                                          std::chrono::seconds timeout) {
+  const std::string property = section + "/" + key;
+  std::optional<std::string> value;
+  if (auto file = config_file_value(section, key)) {
+    value = *file;
+  } else {
+    value = gcloud_config_value(property, timeout);
+  }
+  if (!value) return std::nullopt;
+  return Setting{{*value}, "gcloud config " + property};
+}
+
+Setting resolve_project(const TpuQuery& q) {
+  if (!q.project.empty()) return {{q.project}, "--project"};
+  if (auto v = env_or_empty("CLOUDSDK_CORE_PROJECT"); !v.empty()) return {{v}, "CLOUDSDK_CORE_PROJECT"};
+  if (auto s = from_gcloud_config("core", "project", q.gcloud_timeout)) return *s;
+  throw UsageError("no project for the TPU: pass --project PROJECT, set CLOUDSDK_CORE_PROJECT, or "
+                   "run gcloud config set project PROJECT");
+}
+
+Setting resolve_zones(const TpuQuery& q) {
+  if (!q.zone.empty()) return {split_list({q.zone}), "--zone"};
+  for (const char* var : {"TPUSH_ZONE", "CLOUDSDK_COMPUTE_ZONE"}) {
+    if (auto v = env_or_empty(var); !v.empty()) return {split_list({v}), var};
+  }
+  if (auto s = from_gcloud_config("compute", "zone", q.gcloud_timeout)) return *s;
+  throw UsageError("no zone for the TPU: pass --zone ZONE, set TPUSH_ZONE, or run gcloud config "
+                   "set compute/zone ZONE");
+}
+
+// "projects/P/locations/Z/nodes/N" (or .../queuedResources/N) -> ref.
+std::optional<TpuNodeRef> parse_full_name(const std::string& text) {
+  static const std::regex re("projects/([^/]+)/locations/([^/]+)/(nodes|queuedResources)/([^/]+)");
+  std::smatch m;
+  if (!std::regex_match(text, m, re)) return std::nullopt;
+  return TpuNodeRef{m[1].str(), m[2].str(), m[4].str()};
+}
+
+// ---- one node: cache or gcloud --------------------------------------------
+
+struct NodeJob {
+  // input
+  std::vector<TpuNodeRef> candidates;  // the same name in each zone to try, in order
+  std::string zone_origin;
+  int slice = -1;
+  std::string queued_resource;
+  // output
+  TpuNode node;
+  bool from_cache = false;
+  std::string fetched_at;
+  std::optional<std::map<int, std::string>> host_keys;  // when guest attributes are known
+  std::vector<std::string> warnings;
+  std::exception_ptr error;
+};
+
+std::vector<std::string> gcloud_args(const char* verb_group, const char* verb, const TpuNodeRef& ref) {
+  return {"compute", "tpus", verb_group, verb, ref.name, "--zone", ref.zone, "--project", ref.project,
+          "--format=json"};
+}
+
+void fetch_host_keys(NodeJob& job, const TpuQuery& q, const TpuCache& cache, TpuCacheEntry& entry) {
+  const TpuNodeRef& ref = job.node.ref;
+  GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "get-guest-attributes", ref), q.gcloud_timeout);
+  if (!r.ok()) {
+    throw_gcloud_failure(r, GcloudSubject{"TPU", ref.name, ref.project, {ref.zone}, ""});
+  }
+  job.host_keys = parse_ed25519_host_keys(r.out, "TPU " + ref.text());
+  entry.guest_attributes_json = r.out;
+  if (tpu_node_cacheable(job.node)) cache.store(TpuCacheKind::tpu, ref, entry, job.warnings);
+}
+
+void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
+  // 1. The cache, in every candidate zone, before any gcloud call.
+  if (!q.refresh) {
+    for (const TpuNodeRef& ref : job.candidates) {
+      auto entry = cache.load(TpuCacheKind::tpu, ref, job.warnings);
+      if (!entry) continue;
+      TpuNode node;
+      try {
+        node = parse_tpu_node(entry->describe_json, ref);
+      } catch (const SetupError& e) {
+        job.warnings.push_back("ignoring corrupt cache file " +
+                               cache.path_for(TpuCacheKind::tpu, ref).string() + "; asking gcloud instead");
+        continue;
+      }
+      if (!tpu_node_cacheable(node)) continue;
+      job.node = std::move(node);
+      job.from_cache = true;
+      job.fetched_at = entry->fetched_at;
+      if (entry->guest_attributes_json) {
+        try {
+          job.host_keys = parse_ed25519_host_keys(*entry->guest_attributes_json, "TPU " + ref.text());
+        } catch (const SetupError&) {
+          job.host_keys.reset();
+        }
+      }
+      check_tpu_node(job.node, job.warnings);
+      if (q.fetch_host_keys && !job.host_keys) fetch_host_keys(job, q, cache, *entry);
+      return;
+    }
+  }
+
+  // 2. gcloud describe, zone by zone until found.
+  std::vector<std::string> tried;
+  for (std::size_t i = 0; i < job.candidates.size(); ++i) {
+    const TpuNodeRef& ref = job.candidates[i];
+    tried.push_back(ref.zone);
+    GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "describe", ref), q.gcloud_timeout);
+    if (!r.ok()) {
+      bool last = i + 1 == job.candidates.size();
+      if (!last && classify_gcloud_failure(r) == GcloudFailure::not_found) continue;
+      throw_gcloud_failure(r, GcloudSubject{"TPU", ref.name, ref.project, tried, job.zone_origin});
+    }
+    job.node = parse_tpu_node(r.out, ref);
+    job.fetched_at = utc_now_iso8601();
+    TpuCacheEntry entry{r.out, std::nullopt, job.fetched_at};
+    try {
+      check_tpu_node(job.node, job.warnings);
+    } catch (const SetupError&) {
+      cache.remove(TpuCacheKind::tpu, ref);
+      throw;
+    }
+    if (tpu_node_cacheable(job.node)) {
+      cache.store(TpuCacheKind::tpu, ref, entry, job.warnings);
+    } else {
+      cache.remove(TpuCacheKind::tpu, ref);
+    }
+    if (q.fetch_host_keys) fetch_host_keys(job, q, cache, entry);
+    return;
+  }
+}
+
+// Runs fn(job) for every job, at most kParallelGcloud at once; errors stay in job.error.
+template <class Job, class Fn>
+void run_parallel(std::vector<Job>& jobs, Fn fn) {
+  for (std::size_t start = 0; start < jobs.size(); start += kParallelGcloud) {
+    std::vector<std::future<void>> running;
+    std::size_t end = std::min(jobs.size(), start + kParallelGcloud);
+    for (std::size_t i = start; i < end; ++i) {
+      if (end - start == 1) {
+        try { fn(jobs[i]); } catch (...) { jobs[i].error = std::current_exception(); }
+        continue;
+      }
+      running.push_back(std::async(std::launch::async, [&jobs, &fn, i] {
+        try { fn(jobs[i]); } catch (...) { jobs[i].error = std::current_exception(); }
+      }));
+    }
+    for (auto& f : running) f.get();
+  }
+}
+
+// ---- queued resources --------------------------------------------------------
+
+struct QrJob {
+  std::vector<TpuNodeRef> candidates;
+  std::string zone_origin;
+  QueuedResource qr;
+  bool from_cache = false;
+  std::vector<std::string> warnings;
+  std::exception_ptr error;
+};
+
+void resolve_qr(QrJob& job, const TpuQuery& q, const TpuCache& cache) {
+  if (!q.refresh) {
+    for (const TpuNodeRef& ref : job.candidates) {
+      auto entry = cache.load(TpuCacheKind::queued_resource, ref, job.warnings);
+      if (!entry) continue;
+      try {
+        job.qr = parse_queued_resource(entry->describe_json, ref);
+      } catch (const SetupError&) {
+        job.warnings.push_back("ignoring corrupt cache file " +
+                               cache.path_for(TpuCacheKind::queued_resource, ref).string() +
+                               "; asking gcloud instead");
+        continue;
+      }
+      if (job.qr.state != "ACTIVE") continue;
+      job.from_cache = true;
+      return;
+    }
+  }
+  std::vector<std::string> tried;
+  for (std::size_t i = 0; i < job.candidates.size(); ++i) {
+    const TpuNodeRef& ref = job.candidates[i];
+    tried.push_back(ref.zone);
+    GcloudResult r = run_gcloud(gcloud_args("queued-resources", "describe", ref), q.gcloud_timeout);
+    if (!r.ok()) {
+      bool last = i + 1 == job.candidates.size();
+      if (!last && classify_gcloud_failure(r) == GcloudFailure::not_found) continue;
+      throw_gcloud_failure(r, GcloudSubject{"queued resource", ref.name, ref.project, tried,
+                                            job.zone_origin});
+    }
+    job.qr = parse_queued_resource(r.out, ref);
+    if (job.qr.state != "ACTIVE") {
+      cache.remove(TpuCacheKind::queued_resource, ref);
+      check_queued_resource(job.qr);
+    }
+    cache.store(TpuCacheKind::queued_resource, ref, TpuCacheEntry{r.out, std::nullopt, utc_now_iso8601()},
+                job.warnings);
+    return;
+  }
+}
+
+// ---- workers -----------------------------------------------------------------
+
+struct Target {
+  std::string name;            // as asked for (TPU or queued resource name)
+  bool is_qr = false;
+  std::vector<std::size_t> jobs;  // node jobs, in slice order
+};
+
+}  // namespace
+
+fs::path default_tpu_cache_dir() {
+  if (auto xdg = env_or_empty("XDG_CACHE_HOME"); !xdg.empty() && fs::path(xdg).is_absolute()) {
+    return fs::path(xdg) / "tpush";
+  }
+  if (auto home = env_or_empty("HOME"); !home.empty()) return fs::path(home) / ".cache" / "tpush";
+  return fs::temp_directory_path() / ("tpush-cache-" + env_or_empty("USER"));
+}
+
+TpuResolution resolve_tpus(const TpuQuery& q) {
+  const WorkerSelection selection = WorkerSelection::parse(q.worker_selection);
+  const std::vector<std::string> tpu_names = split_list(q.tpus);
+  const std::vector<std::string> qr_names = split_list(q.queued_resources);
+  TpuResolution res;
+  if (tpu_names.empty() && qr_names.empty()) return res;
+  if (q.gcloud_timeout.count() <= 0) throw UsageError("--gcloud-timeout must be at least 1 second");
+
+  const TpuCache cache(q.cache_dir.empty() ? default_tpu_cache_dir() : q.cache_dir);
+
+  // Zone and project are looked up only when a short name needs them.
+  std::optional<Setting> project, zones;
+  auto refs_for = [&](const std::string& text) {
+    if (auto full = parse_full_name(text)) {
+      validate("project", full->project, project_re());
+      validate("zone", full->zone, zone_re());
+      validate("name", full->name, name_re());
+      return std::pair{std::vector<TpuNodeRef>{*full}, std::string("the full resource name")};
+    }
+    validate("TPU or queued resource name", text, name_re());
+    if (!project) project = resolve_project(q);
+    if (!zones) zones = resolve_zones(q);
+    validate("project", project->values.at(0), project_re());
+    std::vector<TpuNodeRef> refs;
+    for (const auto& z : zones->values) {
+      validate("zone", z, zone_re());
+      refs.push_back({project->values.at(0), z, text});
+    }
+    if (refs.empty()) throw UsageError("--zone is empty");
+    return std::pair{refs, zones->origin};
+  };
+
+  std::vector<Target> targets;
+  std::vector<NodeJob> jobs;
+  for (const auto& name : tpu_names) {
+    auto [refs, origin] = refs_for(name);
+    NodeJob job;
+    job.candidates = refs;
+    job.zone_origin = origin;
+    targets.push_back({refs.front().name, false, {jobs.size()}});
+    jobs.push_back(std::move(job));
+  }
+
+  // Queued resources first: their describe names the nodes.
+  std::vector<QrJob> qr_jobs;
+  for (const auto& name : qr_names) {
+    auto [refs, origin] = refs_for(name);
+    QrJob job;
+    job.candidates = refs;
+    job.zone_origin = origin;
+    qr_jobs.push_back(std::move(job));
+  }
+  run_parallel(qr_jobs, [&](QrJob& job) { resolve_qr(job, q, cache); });
+  for (auto& job : qr_jobs) {
+    if (job.error) std::rethrow_exception(job.error);
+    res.warnings.insert(res.warnings.end(), job.warnings.begin(), job.warnings.end());
+    Target t{job.qr.ref.name, true, {}};
+    for (std::size_t s = 0; s < job.qr.nodes.size(); ++s) {
+      NodeJob nj;
+      nj.candidates = {job.qr.nodes[s]};
+      nj.zone_origin = "queued resource " + job.qr.ref.name;
+      nj.slice = static_cast<int>(s);
+      nj.queued_resource = job.qr.ref.name;
+      t.jobs.push_back(jobs.size());
+      jobs.push_back(std::move(nj));
+    }
+    targets.push_back(std::move(t));
+  }
+
+  run_parallel(jobs, [&](NodeJob& job) { resolve_node(job, q, cache); });
+  for (auto& job : jobs) {
+    if (job.error) std::rethrow_exception(job.error);
+  }
+
+  const bool prefix_names = targets.size() > 1;
+  std::size_t cached = 0;
+  for (const Target& t : targets) {
+    const int num_slices = static_cast<int>(t.jobs.size());
+    for (std::size_t ji : t.jobs) {
+      NodeJob& job = jobs[ji];
+      res.warnings.insert(res.warnings.end(), job.warnings.begin(), job.warnings.end());
+      if (job.from_cache) ++cached;
+      const TpuNode& node = job.node;
+      const int n = static_cast<int>(node.workers.size());
+      const std::string shown = t.is_qr ? t.name + " slice " + std::to_string(job.slice) + " (" +
+                                              node.ref.name + ")"
+                                        : node.ref.name;
+      for (int w : selection.resolve(n, shown)) {
+        const TpuEndpoint& ep = node.workers[static_cast<std::size_t>(w)];
+        Worker worker;
+        const bool external = !q.internal_ip && !ep.external_ip.empty();
+        worker.target.host = external ? ep.external_ip : ep.internal_ip;
+        worker.target.text = worker.target.host;
+        std::string label = "w" + std::to_string(w);
+        if (t.is_qr) label = "s" + std::to_string(job.slice) + label;
+        if (prefix_names) label = t.name + "/" + label;
+        worker.label = label;
+
+        std::optional<std::string> key;
+        if (job.host_keys) {
+          if (auto it = job.host_keys->find(w); it != job.host_keys->end()) key = it->second;
+        }
+        if (q.fetch_host_keys) {
+          if (!key) {
+            throw SetupError("no ssh-ed25519 host key for worker " + std::to_string(w) + " of TPU " +
+                             node.ref.text() + " in its guest attributes (is the worker up? drop "
+                             "--fetch-host-keys to verify against known_hosts instead)");
+          }
+          worker.pinned_host_key = "ssh-ed25519 " + *key;
+        }
+        worker.host_key_aliases = tpu_host_key_aliases(node.id, w, key);
+        worker.env.emplace_back("TPUSH_WORKER", std::to_string(w));
+        worker.env.emplace_back("TPUSH_NUM_WORKERS", std::to_string(n));
+        if (t.is_qr) {
+          worker.env.emplace_back("TPUSH_SLICE", std::to_string(job.slice));
+          worker.env.emplace_back("TPUSH_NUM_SLICES", std::to_string(num_slices));
+        }
+        res.workers.push_back(std::move(worker));
+
+        WorkerOrigin o;
+        o.tpu = node.ref.name;
+        o.project = node.ref.project;
+        o.zone = node.ref.zone;
+        o.queued_resource = job.queued_resource;
+        o.node_id = node.id;
+        o.worker = w;
+        o.num_workers = n;
+        o.slice = job.slice;
+        o.internal_ip = ep.internal_ip;
+        o.external_ip = ep.external_ip;
+        o.from_cache = job.from_cache;
+        o.fetched_at = job.fetched_at;
+        res.origins.push_back(std::move(o));
+      }
+    }
+  }
+  res.from_cache = cached > 0;
+
+  if (jobs.size() == 1) {
+    const NodeJob& job = jobs.front();
+    const std::string what = job.node.ref.name + " (" + job.node.ref.project + "/" + job.node.ref.zone + ")";
+    res.source = job.from_cache ? "cache (gcloud describe " + what + " at " + job.fetched_at + ")"
+                                : "gcloud describe " + what;
+  } else {
+    std::string s;
+    if (jobs.size() - cached > 0) s += "gcloud describe (" + std::to_string(jobs.size() - cached) + " TPUs)";
+    if (cached > 0) s += std::string(s.empty() ? "" : ", ") + "cache (" + std::to_string(cached) + " TPUs)";
+    res.source = s;
+  }
+  return res;
+}
+
+}  // namespace tpush::inventory
