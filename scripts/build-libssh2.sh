@@ -73,6 +73,9 @@ is_good && exit 0 # fast path: nothing to do, say nothing
 exec 9>"$dest.lock"
 flock 9
 is_good && exit 0 # someone else finished it while we waited
+# Leftovers of a run that was killed outright (SIGKILL, power loss); we hold
+# the lock, so no live builder owns them.
+rm -rf -- "$dest".tmp.*
 
 work="$(mktemp -d "$dest.tmp.XXXXXX")" || die "cannot create a work directory beside '$dest'"
 cleanup() { rm -rf -- "$work"; }
@@ -115,14 +118,14 @@ fetch_trixie() { # prints the unpacked source directory on success
     -o "Dir::Etc::preferencesparts=$apt/etc/preferences.d"
     -o "Dir::State::Lists=$apt/lists"
     -o "Dir::Cache=$apt/cache"
-    -o "Acquire::Retries=3"
+    -o "Acquire::Retries=2"
     -o "Acquire::http::Timeout=30"
   )
   # As root, apt hands downloads to the _apt user, which cannot write into our
   # private directories; keep them ours. A normal user downloads as itself.
   [[ $EUID -ne 0 ]] || opts+=(-o "APT::Sandbox::User=root")
   note "fetching Debian $suite's libssh2 source package from $mirror"
-  if ! apt-get -q "${opts[@]}" update >>"$log" 2>&1; then
+  if ! apt-get -q "${opts[@]}" --error-on=any update >>"$log" 2>&1; then
     note "'apt-get update' of a private $suite deb-src list failed (network or mirror unreachable?)"
     return 1
   fi
@@ -175,8 +178,10 @@ fetch_tarball() {
 
 source_desc=""
 case "$source_mode" in
-  trixie) fetch_trixie || show_log_and_die "could not get libssh2 $version from Debian $suite's source package" ;;
-  tarball) fetch_tarball || show_log_and_die "could not get the libssh2 $version upstream tarball" ;;
+  trixie) fetch_trixie || show_log_and_die "could not get libssh2 $version from Debian $suite's source package;" \
+    "check access to $mirror, or try TPUSH_LIBSSH2_SOURCE=tarball" ;;
+  tarball) fetch_tarball || show_log_and_die "could not get the libssh2 $version upstream tarball;" \
+    "check access to $tarball_url, or set TPUSH_LIBSSH2_TARBALL=FILE" ;;
   auto)
     if ! fetch_trixie; then
       note "falling back to the upstream tarball"
