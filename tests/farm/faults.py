@@ -32,6 +32,7 @@ import struct
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 try:  # works both as tests/farm/faults.py on sys.path and as a package module
@@ -69,7 +70,8 @@ class FakeServer:
     rst                  accept and reset the connection at once (SO_LINGER 0)
     no_accept            listen with a tiny backlog and never accept()
 
-    `accepted` counts connections accepted (0 for no_accept)."""
+    `accepted` counts connections accepted (0 for no_accept); `peers` lists their
+    client addresses.  connections_before_now() tells whether anyone connected."""
 
     MODES = ("silent", "banner_then_silence", "garbage", "junk_lines", "ssh1", "http",
              "rst", "no_accept")
@@ -82,6 +84,8 @@ class FakeServer:
         self.address = address or fault_address()
         self.port: int | None = None
         self.accepted = 0
+        self.peers: list[tuple[str, int]] = []  # client (addr, port) of each accepted connection
+        self._probes: set[tuple[str, int]] = set()  # our own connections_before_now() probes
         self._listener: socket.socket | None = None
         self._conns: list[socket.socket] = []
         self._thread: threading.Thread | None = None
@@ -124,9 +128,10 @@ class FakeServer:
                     return
                 if key.data == "listen":
                     try:
-                        conn, _ = self._listener.accept()
+                        conn, peer = self._listener.accept()
                     except BlockingIOError:
                         continue
+                    self.peers.append(peer)
                     self.accepted += 1
                     self._serve(conn, sel)
                 elif events & selectors.EVENT_WRITE:  # junk_lines: keep pushing
@@ -162,6 +167,23 @@ class FakeServer:
             return
         conn.setblocking(False)
         sel.register(conn, selectors.EVENT_WRITE if self.mode == "junk_lines" else selectors.EVENT_READ)
+
+    def connections_before_now(self, timeout: float = 5) -> int:
+        """How many connections were made before this call: connect a probe and wait until
+        the server has accepted it (the accept queue is FIFO), then count the others."""
+        if self.mode == "no_accept":
+            raise ValueError("a no_accept server cannot count connections")
+        with socket.create_connection((self.address, self.port), timeout=timeout) as probe:
+            me = probe.getsockname()
+            end = time.monotonic() + timeout
+            while me not in self.peers:
+                if time.monotonic() > end:
+                    raise TimeoutError("fake server did not accept the probe connection")
+                time.sleep(0.005)  # waiting for our own server thread
+            earlier = self.peers[:self.peers.index(me)]
+            count = sum(1 for p in earlier if p not in self._probes)
+            self._probes.add(me)
+            return count
 
     def stop(self) -> None:
         """Stop the thread and close every socket. Idempotent."""

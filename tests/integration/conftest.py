@@ -1,0 +1,374 @@
+"""Fixtures for tpush's integration tests: the built binary against a real loopback farm.
+
+    farm         session-scoped Farm (tests/farm/farm.py) with FARM_WORKERS workers
+    home         a private copy of the farm's fake HOME for one test
+    tpush        runs the binary (TPUSH_BIN, default <repo>/build/tpush) with HOME set
+                 to `home`, SSH_AUTH_SOCK removed, and a timeout on every run
+    faults       factory for fault servers / nft rules / a second sshd, all torn down
+
+Set KEEP_FARM=1 to keep the farm's directory after the run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "farm"))
+
+import farm as farm_mod  # noqa: E402
+import faults as faults_mod  # noqa: E402
+
+FARM_WORKERS = int(os.environ.get("TPUSH_TEST_WORKERS", "64"))
+DEFAULT_TIMEOUT = 120  # seconds; a hung tpush fails its test instead of hanging the suite
+
+SUMMARY_HEAD = re.compile(
+    r"^tpush: (\d+) workers?: (\d+) ok, (\d+) failed, (\d+) unreachable, (\d+) timed out \((\d+(?:\.\d+)?)s\)$")
+SUMMARY_WORKER = re.compile(r"^tpush: (\S+):\s+(.*)$")
+
+
+# ---------------------------------------------------------------------------
+# The binary
+
+@pytest.fixture(scope="session")
+def tpush_bin() -> Path:
+    p = Path(os.environ.get("TPUSH_BIN", REPO / "build" / "tpush"))
+    if not p.is_absolute():
+        p = REPO / p
+    if not os.access(p, os.X_OK):
+        pytest.skip(f"tpush binary {p} not built (run `make` or set TPUSH_BIN)")
+    return p
+
+
+# ---------------------------------------------------------------------------
+# The farm
+
+@pytest.fixture(scope="session")
+def farm():
+    if not farm_mod.sshd_available():
+        pytest.skip("OpenSSH server not installed (/usr/sbin/sshd): apt-get install openssh-server")
+    yield from farm_mod.farm_fixture(FARM_WORKERS)
+
+
+@pytest.fixture
+def home(farm, tmp_path) -> Path:
+    """A private copy of the farm's HOME: tests may edit its keys and known_hosts."""
+    return farm.copy_home(tmp_path / "home")
+
+
+@pytest.fixture
+def bare_home(home) -> Path:
+    """`home` without any default key file (id_ed25519 removed; test keys kept, not default)."""
+    for name in ("id_ed25519", "id_ecdsa", "id_rsa", "google_compute_engine"):
+        for suffix in ("", ".pub"):
+            (home / ".ssh" / (name + suffix)).unlink(missing_ok=True)
+    return home
+
+
+@pytest.fixture(autouse=True)
+def _kill_leftover_sessions(request):
+    """After each test, kill farm sessions the test left behind (stopped or partitioned
+    sessions, commands still running), so one test's remote load never leaks into the next."""
+    yield
+    if "farm" not in request.fixturenames:
+        return
+    f = request.getfixturevalue("farm")
+    for pid in faults_mod.session_pids(f):
+        for p in farm_mod.descendants(pid) + [pid]:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+# ---------------------------------------------------------------------------
+# Running tpush
+
+def base_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
+    env.update(HOME=str(home), USER="root", LOGNAME="root", LC_ALL="C.UTF-8", NO_COLOR="1")
+    return env
+
+
+@dataclass
+class Result:
+    args: list[str]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    elapsed: float
+
+    @property
+    def out(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+    @property
+    def err(self) -> str:
+        return self.stderr.decode("utf-8", "replace")
+
+    def summary(self) -> "Summary":
+        return Summary.parse(self.err)
+
+    def __str__(self) -> str:  # shown in assertion messages
+        return (f"tpush {' '.join(self.args)}\n  exit {self.returncode} after {self.elapsed:.2f}s\n"
+                f"  stdout (tail): {self.out[-1500:]!r}\n  stderr (tail): {self.err[-3000:]!r}")
+
+
+@dataclass
+class Summary:
+    """The summary block on stderr: the counts line and one reason per listed worker."""
+    total: int | None = None
+    ok: int | None = None
+    failed: int | None = None
+    unreachable: int | None = None
+    timed_out: int | None = None
+    reasons: dict[str, str] = field(default_factory=dict)
+    head_line: str | None = None
+
+    @classmethod
+    def parse(cls, stderr: str) -> "Summary":
+        s = cls()
+        for line in stderr.splitlines():
+            m = SUMMARY_HEAD.match(line)
+            if m:
+                s.head_line = line
+                s.total, s.ok, s.failed, s.unreachable, s.timed_out = map(int, m.groups()[:5])
+                s.reasons = {}  # per-worker lines follow the counts line
+                continue
+            if s.head_line is not None and not line.startswith("tpush: error"):
+                m = SUMMARY_WORKER.match(line)
+                if m:
+                    s.reasons[m.group(1)] = m.group(2)
+        return s
+
+
+class Tpush:
+    """Runs the tpush binary with a controlled environment and a hard timeout."""
+
+    def __init__(self, binary: Path, home: Path):
+        self.binary, self.home = binary, home
+
+    def env(self, **extra) -> dict[str, str]:
+        env = base_env(self.home)
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def __call__(self, *args, timeout: float = DEFAULT_TIMEOUT, env: dict | None = None,
+                 input: bytes | None = None) -> Result:
+        args = [str(a) for a in args]
+        t0 = time.monotonic()
+        proc = subprocess.Popen([str(self.binary), *args], env=env or self.env(),
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            out, err = proc.communicate()
+            pytest.fail(f"tpush hung: no exit within {timeout}s: tpush {' '.join(args)}\n"
+                        f"stdout tail: {out[-1000:]!r}\nstderr tail: {err[-2000:]!r}")
+        return Result(args, proc.returncode, out, err, time.monotonic() - t0)
+
+    def stream(self, *args, env: dict | None = None) -> "Streaming":
+        """Start tpush and read its stdout/stderr lines as they arrive (see Streaming)."""
+        return Streaming([str(self.binary), *map(str, args)], env or self.env())
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class Streaming:
+    """A running tpush whose output lines are collected by reader threads, each with the
+    time it was read, so a test can act mid-stream (kill a session, partition a host)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]):
+        self.argv = argv
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        self.lines = {"out": [], "err": []}   # (time since start, bytes line)
+        self.cond = threading.Condition()
+        self.threads = [threading.Thread(target=self._read, args=(self.proc.stdout, "out"), daemon=True),
+                        threading.Thread(target=self._read, args=(self.proc.stderr, "err"), daemon=True)]
+        for t in self.threads:
+            t.start()
+        self.exit_time: float | None = None
+
+    def _read(self, pipe, name: str) -> None:
+        for line in iter(pipe.readline, b""):
+            with self.cond:
+                self.lines[name].append((time.monotonic() - self.t0, line))
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    def wait_for(self, predicate, timeout: float, what: str) -> None:
+        """Block until predicate(stdout lines as str) is true; fail the test on timeout/exit."""
+        end = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                texts = [l.decode("utf-8", "replace") for _, l in self.lines["out"]]
+                if predicate(texts):
+                    return
+                if self.proc.poll() is not None and not any(t.is_alive() for t in self.threads):
+                    self.close()
+                    pytest.fail(f"tpush exited ({self.proc.returncode}) before {what}:\n{self.result()}")
+                left = end - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    pytest.fail(f"timed out after {timeout}s waiting for {what}:\n{self.result()}")
+                self.cond.wait(min(left, 0.5))
+
+    def finish(self, timeout: float) -> Result:
+        """Wait for tpush to exit (kill it and fail if it takes longer than `timeout`)."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.close()
+            pytest.fail(f"tpush did not exit within {timeout}s:\n{self.result()}")
+        self.exit_time = time.monotonic() - self.t0
+        for t in self.threads:
+            t.join(timeout=30)
+        return self.result()
+
+    def result(self) -> Result:
+        return Result(self.argv[1:], self.proc.returncode if self.proc.returncode is not None else -1,
+                      b"".join(l for _, l in self.lines["out"]), b"".join(l for _, l in self.lines["err"]),
+                      time.monotonic() - self.t0)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            kill_group(self.proc)
+            self.proc.wait(timeout=10)
+        for t in self.threads:
+            t.join(timeout=10)
+
+
+@pytest.fixture
+def tpush(tpush_bin, home):
+    """tpush(*args, timeout=..., env=...) -> Result, run with HOME=`home`.  Streams started
+    with tpush.stream(...) are killed at teardown."""
+    runner = Tpush(tpush_bin, home)
+    streams: list[Streaming] = []
+    orig = runner.stream
+
+    def stream(*args, **kw):
+        s = orig(*args, **kw)
+        streams.append(s)
+        return s
+    runner.stream = stream
+    yield runner
+    for s in streams:
+        s.close()
+
+
+# ---------------------------------------------------------------------------
+# Output parsing
+
+def split_prefixed(text: str, labels: list[str]) -> dict[str, list[str]]:
+    """Split tpush's prefixed output into per-label lines, checking the exact prefix:
+    `LABEL:` then (maxlabel - len(LABEL) + 1) spaces.  Every line must belong to a label.
+    (All prefixes are then maxlabel + 2 characters long, which makes lookup O(1).)"""
+    width = max(map(len, labels))
+    by_label: dict[str, list[str]] = {l: [] for l in labels}
+    prefixes = {l + ":" + " " * (width - len(l) + 1): by_label[l] for l in labels}
+    n = width + 2
+    lines = text.split("\n")
+    if lines[-1] == "":  # the text ends with a newline (or is empty)
+        lines.pop()
+    for line in lines:
+        dest = prefixes.get(line[:n])
+        if dest is None:
+            raise AssertionError(f"line without a valid worker prefix: {line[:200]!r}")
+        dest.append(line[n:])
+    return by_label
+
+
+def output_lines(text: str, labels: list[str]) -> dict[str, list[str]]:
+    """Like split_prefixed, but ignores tpush's own `tpush: ` lines (summary, errors)."""
+    kept = "".join(l for l in text.splitlines(keepends=True) if not l.startswith("tpush: "))
+    return split_prefixed(kept, labels)
+
+
+def host_args(hosts: list[str]) -> list[str]:
+    """-w arguments for a list of addr:port hosts."""
+    return ["-w", ",".join(hosts)]
+
+
+# ---------------------------------------------------------------------------
+# Faults
+
+class Faults:
+    """Factory for fault fixtures; everything made is torn down after the test."""
+
+    def __init__(self, farm):
+        self.farm = farm
+        self._stack: list = []
+
+    def _enter(self, cm):
+        obj = cm.__enter__()
+        self._stack.append(cm)
+        return obj
+
+    def server(self, mode: str) -> faults_mod.FakeServer:
+        return self._enter(faults_mod.FakeServer(mode))
+
+    def blackhole(self, address: str, port: int | None = None):
+        self._need_nft()
+        return self._enter(faults_mod.Blackhole(address, port))
+
+    def partition(self, address: str, port: int):
+        self._need_nft()
+        return self._enter(faults_mod.Partition(address, port))
+
+    def other_sshd(self, **kw) -> faults_mod.OtherSshd:
+        return self._enter(faults_mod.OtherSshd(self.farm, **kw))
+
+    def add(self, cm):
+        """Register any context manager for teardown (enters it)."""
+        return self._enter(cm)
+
+    @staticmethod
+    def _need_nft() -> None:
+        if not faults_mod.nft_available():
+            pytest.skip("nftables (nft) not usable here: needs root/CAP_NET_ADMIN and package nftables")
+
+    def close(self) -> None:
+        while self._stack:
+            cm = self._stack.pop()
+            try:
+                cm.__exit__(None, None, None)
+            except Exception as e:  # keep tearing down the rest
+                print(f"teardown of {cm!r} failed: {e}", file=sys.stderr)
+
+
+@pytest.fixture
+def faults(farm):
+    f = Faults(farm)
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+def fingerprint(pubkey_file: Path) -> str:
+    """SHA256:... fingerprint of a public key file (ssh-keygen -lf)."""
+    out = subprocess.run(["ssh-keygen", "-lf", str(pubkey_file)], capture_output=True, text=True,
+                         check=True, timeout=30).stdout
+    return out.split()[1]
