@@ -377,6 +377,11 @@ class Farm:
         if not sshd_available():
             raise RuntimeError(f"{SSHD} or ssh-keygen not installed (apt-get install openssh-server)")
         self.dir.mkdir(parents=True, exist_ok=True)
+        if self.state_file.exists():
+            state = json.loads(self.state_file.read_text())
+            if alive(state["pid"]) and state["config"] in cmdline(state["pid"]):
+                raise RuntimeError(f"a farm is already running in {self.dir} (sshd pid {state['pid']}); "
+                                   f"stop it first: farm.py stop {self.dir}")
         self._make_client_files()
         last_error: Exception | None = None
         for _ in range(5):  # retry if someone grabs the free port before sshd binds it
