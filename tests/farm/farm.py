@@ -460,7 +460,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     if args.cmd == "start":
-        farm = Farm(args.dir, args.workers).start()
+        try:
+            farm = Farm(args.dir, args.workers).start()
+        except (RuntimeError, TimeoutError, ValueError, subprocess.CalledProcessError) as e:
+            print(f"farm: error: {e}", file=sys.stderr)
+            return 1
         print(f"farm: {farm.workers} workers on port {farm.port} "
               f"({farm.hosts[0]} .. {farm.hosts[-1]}), sshd pid {farm.sshd.pid}", file=sys.stderr)
         print(f"farm: hosts file {farm.hosts_file}; source {farm.env_file}", file=sys.stderr)
