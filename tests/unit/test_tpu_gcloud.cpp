@@ -1,0 +1,122 @@
+// The gcloud runner against the stand-in gcloud (a real subprocess).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "test_tpu_support.h"
+#include "tpush/inventory/gcloud.h"
+#include "tpush/util/error.h"
+
+using namespace tpush::inventory;
+using tpush::SetupError;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const std::vector<std::string> kDescribe = {"compute", "tpus", "tpu-vm", "describe", "v4-32", "--zone",
+                                            "us-central2-b", "--project", "tpush-test", "--format=json"};
+const GcloudSubject kSubject{"TPU", "v4-32", "tpush-test", {"us-central2-b"}, "--zone"};
+
+}  // namespace
+
+TEST_CASE("gcloud: runs with an argument vector and captures stdout") {
+  tpush::test::FakeGcloud fake;
+  GcloudResult r = run_gcloud(kDescribe, std::chrono::seconds(30));
+  CHECK(r.ok());
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "\"acceleratorType\": \"v4-32\""));
+  REQUIRE(fake.calls().size() == 1);
+  CHECK(fake.calls()[0] ==
+        R"(["compute", "tpus", "tpu-vm", "describe", "v4-32", "--zone", "us-central2-b", "--project", "tpush-test", "--format=json"])");
+}
+
+TEST_CASE("gcloud: arguments are never interpreted by a shell") {
+  tpush::test::FakeGcloud fake;
+  run_gcloud({"compute", "tpus", "tpu-vm", "describe", "$(touch /tmp/tpush-pwned); x", "--zone", "z",
+              "--project", "p"},
+             std::chrono::seconds(30));
+  CHECK(fake.count_calls("$(touch /tmp/tpush-pwned); x") == 1);
+  CHECK_FALSE(std::filesystem::exists("/tmp/tpush-pwned"));
+}
+
+TEST_CASE("gcloud: failures map to one-line messages naming the thing and the fix") {
+  tpush::test::FakeGcloud fake;
+  struct Case { const char* kind; GcloudFailure failure; std::vector<const char*> parts; };
+  for (const Case& c : {
+           Case{"NOT_FOUND", GcloudFailure::not_found,
+                {"TPU v4-32 not found in project tpush-test", "zones tried: us-central2-b, from --zone",
+                 "--zone ZONE", "gcloud compute tpus tpu-vm list"}},
+           Case{"PERMISSION_DENIED", GcloudFailure::permission_denied,
+                {"permission denied reading TPU v4-32", "tpu.nodes.get", "gcloud auth list"}},
+           Case{"SERVICE_DISABLED", GcloudFailure::api_disabled,
+                {"Cloud TPU API is not enabled in project tpush-test",
+                 "gcloud services enable tpu.googleapis.com --project tpush-test"}},
+           Case{"NOT_LOGGED_IN", GcloudFailure::not_logged_in, {"not logged in", "gcloud auth login"}},
+       }) {
+    CAPTURE(c.kind);
+    fake.error("describe", c.kind);
+    GcloudResult r = run_gcloud(kDescribe, std::chrono::seconds(30));
+    CHECK_FALSE(r.ok());
+    CHECK(r.exit_code == 1);
+    CHECK(classify_gcloud_failure(r) == c.failure);
+    std::string msg = gcloud_failure_message(r, kSubject);
+    for (const char* part : c.parts) CHECK_MESSAGE(has(msg, part), msg);
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK_FALSE(has(msg, "authenticated as"));
+    CHECK_THROWS_AS(throw_gcloud_failure(r, kSubject), SetupError);
+  }
+}
+
+TEST_CASE("gcloud: an unknown failure keeps gcloud's first error line and the exit code") {
+  tpush::test::FakeGcloud fake;
+  fake.write("error/describe", R"({"exit": 2, "stderr": "ERROR: (gcloud.compute.tpus.tpu-vm.describe) Something odd happened.\nmore detail\n"})");
+  GcloudResult r = run_gcloud(kDescribe, std::chrono::seconds(30));
+  CHECK(classify_gcloud_failure(r) == GcloudFailure::other);
+  std::string msg = gcloud_failure_message(r, kSubject);
+  CHECK(has(msg, "failed (exit 2): Something odd happened."));
+  CHECK(has(msg, "gcloud compute tpus tpu-vm describe v4-32"));
+}
+
+TEST_CASE("gcloud: a hanging gcloud is killed at the timeout") {
+  tpush::test::FakeGcloud fake;
+  fake.error("describe", "HANG");
+  auto start = std::chrono::steady_clock::now();
+  GcloudResult r = run_gcloud(kDescribe, std::chrono::seconds(1));
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(r.timed_out);
+  CHECK_FALSE(r.ok());
+  CHECK(took < std::chrono::seconds(5));
+  std::string msg = gcloud_failure_message(r, kSubject);
+  CHECK(has(msg, "timed out after 1s"));
+  CHECK(has(msg, "--gcloud-timeout"));
+}
+
+TEST_CASE("gcloud: not installed") {
+  tpush::test::FakeGcloud fake;
+  fake.set("PATH", (fake.dir() / "empty-bin").string());
+  std::string msg;
+  try {
+    run_gcloud(kDescribe, std::chrono::seconds(5));
+  } catch (const SetupError& e) {
+    msg = e.what();
+  }
+  CHECK(has(msg, "gcloud not found on PATH"));
+  CHECK(has(msg, "install the Google Cloud CLI"));
+}
+
+TEST_CASE("gcloud: config get-value, set and unset") {
+  tpush::test::FakeGcloud fake;
+  CHECK_FALSE(gcloud_config_value("compute/zone", std::chrono::seconds(30)).has_value());
+  fake.config("compute/zone", "europe-west4-a");
+  CHECK(gcloud_config_value("compute/zone", std::chrono::seconds(30)) == "europe-west4-a");
+}
+
+TEST_CASE("gcloud: error summary strips the command prefix and account sentence") {
+  CHECK(gcloud_error_summary("ERROR: (gcloud.x.y) NOT_FOUND: Resource 'a' was not found. This command is "
+                             "authenticated as u@x which is the active account\n- '@type': x\n") ==
+        "NOT_FOUND: Resource 'a' was not found.");
+  CHECK(gcloud_error_summary("") == "");
+  CHECK(gcloud_error_summary("WARNING: something\nERROR: (gcloud) boom\n") == "boom");
+}
