@@ -1,0 +1,31 @@
+// The scheduler's view of the work for one worker. The real job drives an SSH
+// session; tests drive the scheduler with fake jobs and no network.
+#pragma once
+
+#include <chrono>
+
+#include "tpush/fanout/result.h"
+#include "tpush/ssh/wait.h"
+
+namespace tpush::fanout {
+
+using Clock = std::chrono::steady_clock;
+
+class Job {
+ public:
+  virtual ~Job() = default;
+  // Called once to start, then whenever the socket is ready or output drained.
+  virtual void advance(Clock::time_point now) = 0;
+  // Called about every 100 ms: deadlines and keepalives.
+  virtual void tick(Clock::time_point now) = 0;
+  // Ctrl-C: stop now; the result becomes `interrupted`.
+  virtual void interrupt() = 0;
+
+  virtual bool finished() const = 0;
+  virtual int fd() const = 0;                 // -1 when there is nothing to poll
+  virtual ssh::Wait wait() const = 0;         // none while paused for output
+  virtual bool paused_for_output() const = 0;
+  virtual WorkerResult result() const = 0;
+};
+
+}  // namespace tpush::fanout

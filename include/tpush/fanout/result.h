@@ -1,0 +1,25 @@
+// What happened on one worker: a value, never an exception.
+#pragma once
+
+#include <string>
+
+namespace tpush::fanout {
+
+enum class Outcome {
+  ok,           // command ran and exited 0
+  failed,       // command ran and exited non-zero, or was killed by a signal
+  unreachable,  // connect, host key or authentication failed
+  timed_out,    // connect deadline or command deadline passed
+  lost,         // connection dropped or went silent mid-command
+  interrupted,  // tpush was interrupted while this worker ran
+  not_started,  // tpush stopped before this worker was started
+};
+
+struct WorkerResult {
+  Outcome outcome = Outcome::not_started;
+  int exit_status = -1;   // remote exit status, when the command finished
+  std::string reason;     // what the summary prints, e.g. "exit 3", "connect refused"
+  double seconds = 0;     // wall time from start to finish for this worker
+};
+
+}  // namespace tpush::fanout

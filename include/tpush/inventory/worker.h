@@ -1,0 +1,36 @@
+// A worker: one host tpush runs on, as resolved from -w, -H, or a TPU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tpush::inventory {
+
+// Where and as whom to connect. Empty/zero fields mean "use the default"
+// (-l / $USER for the user, -p / 22 for the port).
+struct HostSpec {
+  std::string user;
+  std::string host;   // name or address; IPv6 without brackets
+  uint16_t port = 0;  // 0: default
+  std::string text;   // as the user wrote it (without user@), for labels and errors
+
+  bool operator==(const HostSpec&) const = default;
+};
+
+struct Worker {
+  HostSpec target;
+  std::string label;  // shown as the output prefix and in the summary
+  // Extra names under which this worker's host key may be recorded
+  // (gcloud's `tpu.<id>-<worker>` aliases in google_compute_known_hosts).
+  std::vector<std::string> host_key_aliases;
+  // A host key obtained out of band (gcloud guest attributes), as a
+  // known_hosts-style "type base64" string; when set it is authoritative.
+  std::optional<std::string> pinned_host_key;
+  // Extra variables exported to the remote command (e.g. TPUSH_SLICE).
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+}  // namespace tpush::inventory

@@ -1,0 +1,117 @@
+// One worker's SSH connection as an explicit non-blocking state machine:
+//   resolve -> TCP connect -> handshake -> host key -> auth -> ready
+// Every call to advance() goes as far as it can without blocking, then says
+// which direction it waits on. Failures are values (phase failed + reason).
+#pragma once
+
+#include <netdb.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tpush/fanout/result.h"
+#include "tpush/ssh/credentials.h"
+#include "tpush/ssh/host_key_policy.h"
+#include "tpush/ssh/wait.h"
+
+typedef struct _LIBSSH2_SESSION LIBSSH2_SESSION;
+typedef struct _LIBSSH2_AGENT LIBSSH2_AGENT;
+struct libssh2_agent_publickey;
+
+namespace tpush::ssh {
+
+using Clock = std::chrono::steady_clock;
+
+struct Endpoint {
+  std::string host;
+  uint16_t port = 22;
+  std::string user;
+  std::vector<std::string> host_key_aliases;
+  std::optional<std::string> pinned_host_key;
+};
+
+struct ConnectionSettings {
+  const Credentials* credentials = nullptr;
+  HostKeyPolicy* host_keys = nullptr;
+  std::filesystem::path home;          // for shortening key paths in messages
+  std::chrono::seconds alive_interval{5};
+  int alive_count = 3;
+};
+
+class Connection {
+ public:
+  enum class Phase { resolve, connect, handshake, host_key, auth, ready, failed };
+
+  Connection(Endpoint endpoint, const ConnectionSettings& settings);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void advance();
+  Phase phase() const { return phase_; }
+  const char* phase_name() const;
+  int fd() const { return fd_; }
+  Wait wait() const;
+
+  LIBSSH2_SESSION* session() const { return session_; }
+  fanout::Outcome failure_outcome() const { return failure_outcome_; }
+  const std::string& failure_reason() const { return failure_reason_; }
+  const std::string& warning() const { return warning_; }
+
+  Clock::time_point last_receive() const { return last_receive_; }
+  // Sends a keepalive when one is due and nothing else is being written.
+  void keepalive();
+  // Ends the session without waiting on the peer: a best-effort disconnect
+  // message, then the socket is shut down and everything freed. Never blocks.
+  void abandon();
+
+  // Marks the connection failed (used by the layer above for its own errors).
+  void fail(fanout::Outcome outcome, std::string reason);
+  // libssh2's last error text, for messages.
+  std::string last_error() const;
+
+  static long recv_callback(int fd, void* buf, std::size_t len, int flags, void** abstract);
+
+ private:
+  void start_resolve();
+  void start_connect();
+  void finish_connect();
+  void start_session();
+  void do_handshake();
+  void check_host_key();
+  void do_auth();
+  bool try_agent();
+  bool try_keys();
+  void auth_succeeded();
+  void close_socket();
+
+  Endpoint endpoint_;
+  ConnectionSettings settings_;
+  Phase phase_ = Phase::resolve;
+  Wait wait_ = Wait::none;
+  int fd_ = -1;
+  addrinfo* addresses_ = nullptr;
+  addrinfo* next_address_ = nullptr;
+  std::string connect_error_;
+
+  LIBSSH2_SESSION* session_ = nullptr;
+  Clock::time_point last_receive_ = Clock::now();
+
+  // auth progress
+  LIBSSH2_AGENT* agent_ = nullptr;
+  libssh2_agent_publickey* identity_ = nullptr;
+  bool agent_done_ = false;
+  bool identity_pending_ = false;
+  std::size_t key_index_ = 0;
+  int agent_keys_tried_ = 0;
+  std::string last_auth_error_;
+
+  fanout::Outcome failure_outcome_ = fanout::Outcome::unreachable;
+  std::string failure_reason_;
+  std::string warning_;
+};
+
+}  // namespace tpush::ssh

@@ -1,0 +1,35 @@
+// What tpush can authenticate with, gathered once before any connection:
+// ssh-agent first, then -i files, then the default keys that exist.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tpush::ssh {
+
+struct KeyFile {
+  std::filesystem::path path;
+  std::string private_key;  // file contents, read once and shared by every worker
+  std::string passphrase;   // asked once on the terminal when the key is encrypted
+  bool encrypted = false;
+};
+
+struct Credentials {
+  bool use_agent = false;  // SSH_AUTH_SOCK is set
+  std::vector<KeyFile> keys;
+
+  // `identity_files` are -i files (must be readable). `home` holds .ssh/ with the
+  // default keys. Encrypted keys get one passphrase prompt on /dev/tty when there is
+  // no agent to ask; without a terminal they are skipped.
+  static Credentials gather(const std::vector<std::filesystem::path>& identity_files,
+                            const std::filesystem::path& home);
+
+  // "agent, ~/.ssh/id_ed25519" — for "auth failed (tried: ...)".
+  std::string describe(const std::filesystem::path& home) const;
+};
+
+// True when the private key text (PEM or OpenSSH format) is passphrase-protected.
+bool is_encrypted_private_key(const std::string& text);
+
+}  // namespace tpush::ssh

@@ -1,0 +1,24 @@
+// The two error tiers. A worker's failure is a value (see fanout/result.h);
+// only problems that stop the whole run are exceptions, and they all end up
+// in main's single catch, which prints "tpush: error: <what>".
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tpush {
+
+// Bad command line or input file: exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The environment cannot support the run (no gcloud, unreadable key, ...):
+// exit code 255, before any worker was contacted.
+class SetupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace tpush

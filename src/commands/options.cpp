@@ -1,0 +1,144 @@
+#include "tpush/commands/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+#include "tpush/ssh/library.h"
+#include "tpush/util/error.h"
+
+namespace tpush::commands {
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown option '--fanuot' (did you mean '--fanout'?)"
+std::string unknown_option_message(const CLI::App& app, const std::string& arg) {
+  const std::string name = arg.substr(0, arg.find('='));
+  std::string best;
+  std::size_t best_d = 3;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames()) {
+      const std::size_t d = edit_distance(name, "--" + l);
+      if (d < best_d) best_d = d, best = "--" + l;
+    }
+  }
+  std::string msg = "unknown option '" + name + "'";
+  if (!best.empty()) msg += " (did you mean '" + best + "'?)";
+  else msg += " (see tpush --help)";
+  return msg;
+}
+
+template <typename T>
+CLI::Option* one_each(CLI::Option* o) {
+  return o->allow_extra_args(false);
+}
+
+}  // namespace
+
+std::optional<Options> parse_options(int argc, const char* const* argv) {
+  Options o;
+  CLI::App app{"tpush: run a command on every worker of a TPU pod or host list, at once\n\n"
+               "Usage: tpush [OPTIONS] COMMAND...\n       tpush [OPTIONS] workers [--json]",
+               "tpush"};
+  app.prefix_command();  // options end at the first word of the remote command
+  app.footer(
+      "Exit status: 0 all ok; 1 a remote command failed; 255 a worker was unreachable, timed out\n"
+      "or lost; 2 usage error; 130 interrupted; 141 output closed. See tpush(1).");
+  bool version = false;
+
+  auto* where = "Workers";
+  one_each<std::string>(app.add_option("-w", o.host_exprs, "Hosts: node[01-16],user@h:port,^FILE (repeatable)")
+                            ->group(where));
+  one_each<std::string>(app.add_option("-x", o.excludes, "Exclude hosts (same syntax, repeatable)")->group(where));
+  one_each<std::string>(app.add_option("-H,--hosts", o.host_files, "Hosts file, one [user@]host[:port] per line")
+                            ->group(where));
+  one_each<std::string>(app.add_option("-t,--tpu", o.tpus, "TPU VM name(s) to resolve through gcloud")
+                            ->delimiter(',')
+                            ->group(where));
+  one_each<std::string>(app.add_option("--queued-resource", o.queued_resources,
+                                       "Queued resource: every worker of every slice")
+                            ->delimiter(',')
+                            ->group(where));
+  app.add_option("--zone", o.zone, "TPU zone (else TPUSH_ZONE, CLOUDSDK_COMPUTE_ZONE, gcloud config)")->group(where);
+  app.add_option("--project", o.project, "TPU project (else CLOUDSDK_CORE_PROJECT, gcloud config)")->group(where);
+  app.add_option("--worker", o.worker_selection, "TPU workers: all, 0, 1,4 or 1-3 (default all)")->group(where);
+  app.add_flag("--internal-ip", o.internal_ip, "Connect to TPU workers' internal addresses")->group(where);
+  app.add_flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache")->group(where);
+  app.add_flag("--fetch-host-keys", o.fetch_host_keys,
+               "Pin TPU workers' ed25519 host keys from gcloud guest attributes")->group(where);
+
+  auto* how = "Connection";
+  app.add_option("-l,--user", o.user, "Remote user (default: user@ in the host, else $USER)")->group(how);
+  app.add_option("-p,--port", o.port, "Remote port (default: host:port, else 22)")
+      ->check(CLI::Range(1, 65535))
+      ->group(how);
+  one_each<std::string>(app.add_option("-i,--identity", o.identities, "Private key file (repeatable)")->group(how));
+  app.add_option("-f,--fanout", o.fanout, "Max concurrent sessions (default: all workers, up to 1024)")
+      ->check(CLI::PositiveNumber)
+      ->group(how);
+  app.add_option("--connect-timeout", o.connect_timeout,
+                 "Seconds for TCP connect + SSH handshake + auth (default 10)")
+      ->check(CLI::Range(1, 86400))
+      ->group(how);
+  app.add_option("-u,--timeout", o.timeout, "Seconds a command may run on a worker (default: no limit)")
+      ->check(CLI::Range(1, 31536000))
+      ->group(how);
+  app.add_option("--alive-interval", o.alive_interval,
+                 "Keepalive seconds; a worker silent for 3 intervals is lost (default 5)")
+      ->check(CLI::Range(1, 3600))
+      ->group(how);
+  app.add_option("--host-key-check", o.host_key_check,
+                 "accept-new (default: record unknown keys), yes (unknown keys fail), or no "
+                 "(DANGEROUS: no check at all, anyone on the path can impersonate a worker)")
+      ->check(CLI::IsMember({"accept-new", "yes", "no"}))
+      ->group(how);
+
+  auto* out = "Output";
+  app.add_option("--label", o.label, "Prefix lines with the host (default) or the index: w0, w1, ...")
+      ->check(CLI::IsMember({"host", "index"}))
+      ->group(out);
+  app.add_flag("-N,--no-prefix", o.no_prefix, "Print lines without the worker prefix")->group(out);
+  app.add_flag("-q,--quiet", o.quiet, "No summary when every worker succeeded")->group(out);
+  app.add_flag("-S,--summary-always", o.summary_always, "Summary line for every worker, ok ones too")->group(out);
+  app.add_flag("-v,--verbose", o.verbose, "Debug log on stderr (repeat for more)")->group(out);
+  app.add_option("--color", o.color, "auto (default; TTY only, honours NO_COLOR), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->group(out);
+  app.add_flag("--version", version, "Print tpush's and libssh2's versions");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app.help();
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    throw UsageError(what + " (see tpush --help)");
+  }
+  if (version) {
+    std::cout << "tpush " << TPUSH_VERSION << " (libssh2 " << ssh::libssh2_version() << ")\n";
+    return std::nullopt;
+  }
+  o.rest = app.remaining();
+  if (!o.rest.empty() && o.rest.front() == "--") o.rest.erase(o.rest.begin());
+  else if (!o.rest.empty() && o.rest.front().size() > 1 && o.rest.front()[0] == '-')
+    throw UsageError(unknown_option_message(app, o.rest.front()));
+  return o;
+}
+
+}  // namespace tpush::commands

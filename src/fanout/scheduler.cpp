@@ -1,0 +1,181 @@
+#include "tpush/fanout/scheduler.h"
+
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "tpush/output/writer.h"
+#include "tpush/util/error.h"
+
+namespace tpush::fanout {
+namespace {
+
+constexpr std::uint64_t kSignalTag = ~std::uint64_t{0};
+constexpr std::uint64_t kWriterTag = kSignalTag - 1;
+constexpr auto kTick = std::chrono::milliseconds(100);
+
+unsigned events_for(ssh::Wait w) {
+  switch (w) {
+    case ssh::Wait::none: return 0;
+    case ssh::Wait::read: return EPOLLIN;
+    case ssh::Wait::write: return EPOLLOUT;
+    case ssh::Wait::read_write: return EPOLLIN | EPOLLOUT;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory, int signal_fd,
+                     output::Writer* writer, std::function<void()> after_events)
+    : workers_(workers),
+      fanout_(std::max<std::size_t>(1, fanout)),
+      factory_(std::move(factory)),
+      signal_fd_(signal_fd),
+      writer_(writer),
+      after_events_(std::move(after_events)),
+      slots_(workers) {
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) throw SetupError(std::string("cannot create an epoll instance: ") + std::strerror(errno));
+  outcome_.results.resize(workers);
+  for (auto& r : outcome_.results) r.reason = "not started";
+  auto watch = [&](int fd, std::uint64_t tag) {
+    if (fd < 0) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  };
+  watch(signal_fd_, kSignalTag);
+  if (writer_) watch(writer_->wake_fd(), kWriterTag);
+}
+
+Scheduler::~Scheduler() {
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+}
+
+void Scheduler::start_more(Clock::time_point now) {
+  while (!stopping_ && next_ < workers_ && active_.size() < fanout_) {
+    const std::size_t i = next_++;
+    slots_[i].job = factory_(i);
+    active_.push_back(i);
+    slots_[i].job->advance(now);
+    settle(i);
+  }
+}
+
+// Brings the epoll registration in line with what the job now waits for, or
+// collects its result when it has finished.
+void Scheduler::settle(std::size_t i) {
+  Slot& slot = slots_[i];
+  Job& job = *slot.job;
+  const int fd = job.finished() ? -1 : job.fd();
+  const unsigned events = fd < 0 ? 0 : events_for(job.wait());
+  if (slot.registered_fd >= 0 && (slot.registered_fd != fd || events == 0)) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, slot.registered_fd, nullptr);  // may be gone already
+    slot.registered_fd = -1;
+  }
+  if (fd >= 0 && events != 0 &&
+      (slot.registered_fd != fd || slot.registered_events != events)) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = i;
+    const int op = slot.registered_fd == fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(epoll_fd_, op, fd, &ev) != 0 && errno == ENOENT)
+      epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);  // the kernel dropped it with a closed fd
+    slot.registered_fd = fd;
+    slot.registered_events = events;
+  }
+  if (job.finished()) {
+    outcome_.results[i] = job.result();
+    slot.job.reset();
+    active_.erase(std::find(active_.begin(), active_.end(), i));
+  }
+}
+
+void Scheduler::interrupt_all() {
+  stopping_ = true;
+  outcome_.interrupted = true;
+  const auto running = active_;
+  for (std::size_t i : running) {
+    slots_[i].job->interrupt();
+    settle(i);
+  }
+  for (std::size_t i = next_; i < workers_; ++i) {
+    outcome_.results[i].outcome = Outcome::not_started;
+    outcome_.results[i].reason = "not started (interrupted)";
+  }
+  next_ = workers_;
+}
+
+void Scheduler::abort_all() {
+  outcome_.output_closed = true;
+  interrupt_all();
+}
+
+RunOutcome Scheduler::run() {
+  std::vector<epoll_event> events(256);
+  auto now = Clock::now();
+  auto next_tick = now + kTick;
+  start_more(now);
+  while (!active_.empty() || (!stopping_ && next_ < workers_)) {
+    const auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count();
+    const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                             static_cast<int>(std::max<long>(0, wait_ms)));
+    if (n < 0 && errno != EINTR)
+      throw SetupError(std::string("epoll_wait failed: ") + std::strerror(errno));
+    now = Clock::now();
+    bool resume = false;
+    for (int k = 0; k < n; ++k) {
+      const std::uint64_t tag = events[k].data.u64;
+      if (tag == kSignalTag) {
+        signalfd_siginfo info;
+        while (read(signal_fd_, &info, sizeof info) == sizeof info) {
+        }
+        if (!stopping_) interrupt_all();
+      } else if (tag == kWriterTag) {
+        writer_->clear_wake();
+        if (writer_->reader_gone()) {
+          if (!stopping_) abort_all();
+        } else {
+          resume = true;
+        }
+      } else if (tag < slots_.size() && slots_[tag].job) {
+        slots_[tag].job->advance(now);
+        settle(tag);
+      }
+    }
+    if (resume || (writer_ && !writer_->congested())) {
+      // Jobs that stopped reading because the output was congested.
+      const auto running = active_;
+      for (std::size_t i : running) {
+        if (slots_[i].job && slots_[i].job->paused_for_output()) {
+          if (writer_ && writer_->congested()) break;
+          slots_[i].job->advance(now);
+          settle(i);
+        }
+      }
+    }
+    if (now >= next_tick) {
+      const auto running = active_;
+      for (std::size_t i : running) {
+        slots_[i].job->tick(now);
+        settle(i);
+      }
+      next_tick = now + kTick;
+    }
+    if (after_events_) after_events_();
+    if (writer_ && writer_->reader_gone() && !stopping_) abort_all();
+    start_more(now);
+  }
+  if (after_events_) after_events_();
+  return std::move(outcome_);
+}
+
+}  // namespace tpush::fanout

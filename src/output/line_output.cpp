@@ -1,0 +1,69 @@
+#include "tpush/output/line_output.h"
+
+#include <algorithm>
+
+namespace tpush::output {
+namespace {
+
+constexpr std::string_view kOutColor = "\033[36m";  // cyan for stdout prefixes
+constexpr std::string_view kErrColor = "\033[31m";  // red for stderr prefixes
+constexpr std::string_view kReset = "\033[0m";
+
+std::size_t index_of(Stream s) { return s == Stream::out ? 0 : 1; }
+
+}  // namespace
+
+LineOutput::LineOutput(Writer& writer, const std::vector<std::string>& labels,
+                       LineOutputOptions opts)
+    : writer_(writer), opts_(opts) {
+  std::size_t width = 0;
+  for (const auto& l : labels) width = std::max(width, l.size());
+  for (int s = 0; s < 2; ++s) {
+    splitters_[s].resize(labels.size());
+    if (!opts_.prefix) continue;
+    prefixes_[s].reserve(labels.size());
+    for (const auto& l : labels) {
+      std::string p;
+      if (opts_.color) p += s == 0 ? kOutColor : kErrColor;
+      p += l;
+      p += ':';
+      if (opts_.color) p += kReset;
+      p.append(width - l.size() + 1, ' ');
+      prefixes_[s].push_back(std::move(p));
+    }
+  }
+}
+
+void LineOutput::emit(std::size_t worker, Stream stream, std::string_view line, bool newline) {
+  auto& out = pending_[index_of(stream)];
+  if (opts_.prefix) {
+    out += prefixes_[index_of(stream)][worker];
+    out += line;
+    out += '\n';  // prefixed output is line-oriented: a final partial line gets one
+  } else {
+    out += line;
+    if (newline) out += '\n';
+  }
+}
+
+void LineOutput::data(std::size_t worker, Stream stream, std::string_view bytes) {
+  splitters_[index_of(stream)][worker].append(
+      bytes, [&](std::string_view line, bool nl) { emit(worker, stream, line, nl); });
+}
+
+void LineOutput::finish(std::size_t worker) {
+  for (Stream s : {Stream::out, Stream::err}) {
+    splitters_[index_of(s)][worker].finish(
+        [&](std::string_view line, bool nl) { emit(worker, s, line, nl); });
+  }
+}
+
+void LineOutput::flush() {
+  for (int s = 0; s < 2; ++s) {
+    if (pending_[s].empty()) continue;
+    writer_.write(s + 1, std::move(pending_[s]));
+    pending_[s] = std::string();
+  }
+}
+
+}  // namespace tpush::output

@@ -1,0 +1,91 @@
+#include "tpush/output/writer.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+namespace tpush::output {
+
+Writer::Writer(int out_fd, int err_fd)
+    : out_fd_(out_fd), err_fd_(err_fd), wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+Writer::~Writer() {
+  drain_and_stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void Writer::write(int stream, std::string data) {
+  if (data.empty() || gone_.load()) return;
+  const std::size_t n = data.size();
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back({stream == 2 ? err_fd_ : out_fd_, std::move(data)});
+    if (queued_.fetch_add(n) + n >= high_water) was_congested_ = true;
+  }
+  cv_.notify_one();
+}
+
+void Writer::clear_wake() {
+  std::uint64_t v;
+  while (::read(wake_fd_, &v, sizeof v) > 0) {
+  }
+}
+
+void Writer::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto r = ::write(wake_fd_, &one, sizeof one);
+}
+
+void Writer::drain_and_stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Writer::write_all(int fd, const std::string& data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;  // EPIPE, EBADF, ENOSPC...: the output is gone
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void Writer::run() {
+  for (;;) {
+    Chunk chunk;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      chunk = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    const bool ok = gone_.load() || write_all(chunk.fd, chunk.data);
+    const std::size_t left = queued_.fetch_sub(chunk.data.size()) - chunk.data.size();
+    if (!ok && !gone_.exchange(true)) wake();
+    bool notify = false;
+    {
+      std::lock_guard lock(mu_);
+      if (was_congested_ && left < low_water) {
+        was_congested_ = false;
+        notify = true;
+      }
+    }
+    if (notify) wake();
+  }
+}
+
+}  // namespace tpush::output

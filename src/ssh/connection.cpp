@@ -1,0 +1,364 @@
+#include "tpush/ssh/connection.h"
+
+#include <fcntl.h>
+#include <libssh2.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "tpush/ssh/library.h"
+
+namespace tpush::ssh {
+namespace {
+
+using fanout::Outcome;
+
+std::string blob_type(const char* blob, std::size_t len) {
+  if (len < 4) return "unknown";
+  const auto* p = reinterpret_cast<const unsigned char*>(blob);
+  const std::size_t n = (std::size_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+  if (n + 4 > len) return "unknown";
+  return std::string(blob + 4, n);
+}
+
+std::string connect_error_text(int err) {
+  switch (err) {
+    case ECONNREFUSED: return "connect refused";
+    case EHOSTUNREACH:
+    case ENETUNREACH: return "no route to host";
+    case ETIMEDOUT: return "connect timed out";
+    default: return std::string("connect failed: ") + std::strerror(err);
+  }
+}
+
+}  // namespace
+
+long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, void** abstract) {
+  const ssize_t n = ::recv(fd, buf, len, flags);
+  if (n < 0) return -errno;
+  if (n > 0) {
+    auto* self = static_cast<Connection*>(*abstract);
+    self->last_receive_ = Clock::now();
+    // Without this, the kernel delays our ACKs and sshd's Nagle waits on them:
+    // ~40 ms per round trip on loopback. QUICKACK is not sticky, so re-arm it.
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+  }
+  return n;
+}
+
+Connection::Connection(Endpoint endpoint, const ConnectionSettings& settings)
+    : endpoint_(std::move(endpoint)), settings_(settings) {}
+
+Connection::~Connection() { abandon(); }
+
+const char* Connection::phase_name() const {
+  switch (phase_) {
+    case Phase::resolve: return "resolving the host name";
+    case Phase::connect: return "waiting for TCP connect";
+    case Phase::handshake: return "during SSH handshake";
+    case Phase::host_key: return "checking the host key";
+    case Phase::auth: return "during authentication";
+    case Phase::ready: return "connected";
+    case Phase::failed: return "failed";
+  }
+  return "?";
+}
+
+Wait Connection::wait() const {
+  if (phase_ == Phase::connect) return Wait::write;
+  if (!session_ || phase_ == Phase::failed) return Wait::none;
+  return wait_;
+}
+
+void Connection::fail(Outcome outcome, std::string reason) {
+  if (phase_ == Phase::failed) return;
+  phase_ = Phase::failed;
+  failure_outcome_ = outcome;
+  failure_reason_ = std::move(reason);
+  abandon();
+}
+
+std::string Connection::last_error() const {
+  if (!session_) return "no session";
+  char* msg = nullptr;
+  int len = 0;
+  libssh2_session_last_error(session_, &msg, &len, 0);
+  return msg && len > 0 ? std::string(msg, static_cast<std::size_t>(len)) : "unknown error";
+}
+
+void Connection::advance() {
+  // Each step either moves to the next phase (and we go on) or returns after
+  // setting wait_ (EAGAIN) or failing.
+  for (;;) {
+    const Phase before = phase_;
+    switch (phase_) {
+      case Phase::resolve: start_resolve(); break;
+      case Phase::connect: finish_connect(); break;
+      case Phase::handshake: do_handshake(); break;
+      case Phase::host_key: check_host_key(); break;
+      case Phase::auth: do_auth(); break;
+      case Phase::ready:
+      case Phase::failed: return;
+    }
+    if (phase_ == before) return;
+  }
+}
+
+void Connection::start_resolve() {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | AI_NUMERICHOST;
+  const std::string port = std::to_string(endpoint_.port);
+  int rc = getaddrinfo(endpoint_.host.c_str(), port.c_str(), &hints, &addresses_);
+  if (rc == EAI_NONAME) {  // not an address literal: ask the resolver
+    hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
+    rc = getaddrinfo(endpoint_.host.c_str(), port.c_str(), &hints, &addresses_);
+  }
+  if (rc != 0) {
+    fail(Outcome::unreachable, std::string("cannot resolve host (") + gai_strerror(rc) + ")");
+    return;
+  }
+  next_address_ = addresses_;
+  start_connect();
+}
+
+void Connection::start_connect() {
+  while (next_address_) {
+    const addrinfo* ai = next_address_;
+    next_address_ = ai->ai_next;
+    fd_ = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd_ < 0) {
+      connect_error_ = std::string("cannot create socket: ") + std::strerror(errno);
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Unacknowledged data older than the alive window means the peer is gone
+    // (a partition): the kernel then fails the socket.
+    const unsigned user_timeout_ms =
+        static_cast<unsigned>(settings_.alive_interval.count() * settings_.alive_count * 1000);
+    if (user_timeout_ms > 0)
+      setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+    if (::connect(fd_, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
+      phase_ = Phase::connect;
+      return;
+    }
+    connect_error_ = connect_error_text(errno);
+    close_socket();
+  }
+  fail(Outcome::unreachable, connect_error_.empty() ? "connect failed" : connect_error_);
+}
+
+void Connection::finish_connect() {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  if (err == EINPROGRESS) return;  // spurious wake-up
+  if (err != 0) {
+    connect_error_ = connect_error_text(err);
+    close_socket();
+    start_connect();  // the next address, or fail
+    return;
+  }
+  freeaddrinfo(addresses_);
+  addresses_ = next_address_ = nullptr;
+  start_session();
+}
+
+void Connection::start_session() {
+  session_ = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
+  if (!session_) {
+    fail(Outcome::unreachable, "cannot create an SSH session (out of memory?)");
+    return;
+  }
+  libssh2_session_set_blocking(session_, 0);
+  libssh2_session_callback_set2(session_, LIBSSH2_CALLBACK_RECV,
+                                reinterpret_cast<libssh2_cb_generic*>(&Connection::recv_callback));
+  const auto& prefs = method_prefs();
+  libssh2_session_method_pref(session_, LIBSSH2_METHOD_KEX, prefs.kex.c_str());
+  libssh2_session_method_pref(session_, LIBSSH2_METHOD_CRYPT_CS, prefs.ciphers.c_str());
+  libssh2_session_method_pref(session_, LIBSSH2_METHOD_CRYPT_SC, prefs.ciphers.c_str());
+  libssh2_session_method_pref(session_, LIBSSH2_METHOD_MAC_CS, prefs.macs.c_str());
+  libssh2_session_method_pref(session_, LIBSSH2_METHOD_MAC_SC, prefs.macs.c_str());
+  const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
+                           &endpoint_.pinned_host_key};
+  const std::string hostkeys = host_key_prefs(settings_.host_keys->known_types(id));
+  libssh2_session_method_pref(session_, LIBSSH2_METHOD_HOSTKEY, hostkeys.c_str());
+  last_receive_ = Clock::now();
+  phase_ = Phase::handshake;
+}
+
+void Connection::do_handshake() {
+  const int rc = libssh2_session_handshake(session_, fd_);
+  if (rc == LIBSSH2_ERROR_EAGAIN) {
+    wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+                ? Wait::write
+                : Wait::read;
+    return;
+  }
+  if (rc != 0) {
+    const bool closed = rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV;
+    fail(Outcome::unreachable, closed ? "connection closed during SSH handshake (" + last_error() + ")"
+                                      : "protocol error (SSH handshake: " + last_error() + ")");
+    return;
+  }
+  phase_ = Phase::host_key;
+}
+
+void Connection::check_host_key() {
+  std::size_t len = 0;
+  int type = 0;
+  const char* blob = libssh2_session_hostkey(session_, &len, &type);
+  if (!blob) {
+    fail(Outcome::unreachable, "protocol error (the server sent no host key)");
+    return;
+  }
+  const HostKey key{blob_type(blob, len), std::string(blob, len)};
+  const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
+                           &endpoint_.pinned_host_key};
+  auto verdict = settings_.host_keys->verify(id, key);
+  warning_ = std::move(verdict.warning);
+  if (!verdict.accepted) {
+    fail(Outcome::unreachable, verdict.reason);
+    return;
+  }
+  phase_ = Phase::auth;
+}
+
+void Connection::do_auth() {
+  if (try_agent() || try_keys()) return;  // authenticated, waiting, or failed
+  if (phase_ != Phase::auth) return;
+  std::string tried = settings_.credentials->describe(settings_.home);
+  if (agent_keys_tried_ > 0)
+    tried.replace(0, 5, "agent (" + std::to_string(agent_keys_tried_) + " key" +
+                            (agent_keys_tried_ == 1 ? ")" : "s)"));
+  std::string why;
+  if (!last_auth_error_.empty() && last_auth_error_.find("Unable to") != std::string::npos)
+    why = "; " + last_auth_error_;
+  fail(Outcome::unreachable, "auth failed for user '" + endpoint_.user + "' (tried: " + tried + why + ")");
+}
+
+// Returns true when the phase is settled for now (waiting, authenticated or
+// failed); false when the agent has nothing (more) to offer.
+bool Connection::try_agent() {
+  if (agent_done_ || !settings_.credentials->use_agent) return false;
+  if (!agent_) {
+    agent_ = libssh2_agent_init(session_);
+    if (!agent_ || libssh2_agent_connect(agent_) != 0 || libssh2_agent_list_identities(agent_) != 0) {
+      agent_done_ = true;
+      return false;
+    }
+  }
+  for (;;) {
+    if (!identity_pending_) {
+      libssh2_agent_publickey* next = nullptr;
+      if (libssh2_agent_get_identity(agent_, &next, identity_) != 0) {
+        agent_done_ = true;
+        return false;
+      }
+      identity_ = next;
+      identity_pending_ = true;
+      ++agent_keys_tried_;
+    }
+    const int rc = libssh2_agent_userauth(agent_, endpoint_.user.c_str(), identity_);
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+                  ? Wait::write
+                  : Wait::read;
+      return true;
+    }
+    identity_pending_ = false;
+    if (rc == 0) {
+      auth_succeeded();
+      return true;
+    }
+    last_auth_error_ = last_error();
+    if (rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_SEND ||
+        rc == LIBSSH2_ERROR_SOCKET_RECV) {
+      agent_done_ = true;
+      key_index_ = settings_.credentials->keys.size();  // the server hung up
+      return false;
+    }
+  }
+}
+
+bool Connection::try_keys() {
+  const auto& keys = settings_.credentials->keys;
+  while (key_index_ < keys.size()) {
+    const KeyFile& key = keys[key_index_];
+    const int rc = libssh2_userauth_publickey_frommemory(
+        session_, endpoint_.user.data(), endpoint_.user.size(), nullptr, 0, key.private_key.data(),
+        key.private_key.size(), key.passphrase.empty() ? nullptr : key.passphrase.c_str());
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+                  ? Wait::write
+                  : Wait::read;
+      return true;
+    }
+    ++key_index_;
+    if (rc == 0) {
+      auth_succeeded();
+      return true;
+    }
+    last_auth_error_ = last_error();
+    if (rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_SEND ||
+        rc == LIBSSH2_ERROR_SOCKET_RECV)
+      break;  // the server hung up (MaxAuthTries): no point in trying more
+  }
+  return false;
+}
+
+void Connection::auth_succeeded() {
+  if (agent_) {
+    libssh2_agent_disconnect(agent_);
+    libssh2_agent_free(agent_);
+    agent_ = nullptr;
+  }
+  libssh2_keepalive_config(session_, 1, static_cast<unsigned>(settings_.alive_interval.count()));
+  phase_ = Phase::ready;
+  wait_ = Wait::none;
+}
+
+void Connection::keepalive() {
+  if (phase_ != Phase::ready || !session_) return;
+  // A packet half-written must be finished before another may be sent.
+  if (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND) return;
+  int next = 0;
+  libssh2_keepalive_send(session_, &next);
+}
+
+void Connection::close_socket() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+void Connection::abandon() {
+  if (agent_) {
+    libssh2_agent_disconnect(agent_);
+    libssh2_agent_free(agent_);
+    agent_ = nullptr;
+  }
+  if (session_) {
+    if (fd_ >= 0) {
+      libssh2_session_disconnect(session_, "tpush closing");  // best effort, may EAGAIN
+      ::shutdown(fd_, SHUT_RDWR);  // any further libssh2 I/O fails at once
+    }
+    libssh2_session_free(session_);
+    session_ = nullptr;
+  }
+  close_socket();
+  if (addresses_) {
+    freeaddrinfo(addresses_);
+    addresses_ = next_address_ = nullptr;
+  }
+}
+
+}  // namespace tpush::ssh

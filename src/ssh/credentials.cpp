@@ -1,0 +1,114 @@
+#include "tpush/ssh/credentials.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tpush/util/base64.h"
+#include "tpush/util/error.h"
+#include "tpush/util/terminal.h"
+
+namespace tpush::ssh {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kDefaultKeys[] = {"id_ed25519", "id_ecdsa", "id_rsa", "google_compute_engine"};
+
+bool read_file(const fs::path& p, std::string& out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+// Reads a big-endian length-prefixed string from an OpenSSH key blob.
+bool read_ssh_string(const std::string& blob, std::size_t& pos, std::string& out) {
+  if (pos + 4 > blob.size()) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(blob.data() + pos);
+  const std::size_t len = (std::size_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+  pos += 4;
+  if (pos + len > blob.size()) return false;
+  out = blob.substr(pos, len);
+  pos += len;
+  return true;
+}
+
+std::string shorten_home(const fs::path& p, const fs::path& home) {
+  const std::string s = p.string(), h = home.string();
+  if (!h.empty() && s.rfind(h + "/", 0) == 0) return "~" + s.substr(h.size());
+  return s;
+}
+
+}  // namespace
+
+bool is_encrypted_private_key(const std::string& text) {
+  if (text.find("ENCRYPTED") != std::string::npos) return true;  // PEM / PKCS#8
+  constexpr std::string_view begin = "-----BEGIN OPENSSH PRIVATE KEY-----";
+  const auto b = text.find(begin);
+  if (b == std::string::npos) return false;
+  const auto e = text.find("-----END", b + begin.size());
+  std::string body;
+  for (char c : text.substr(b + begin.size(), e - b - begin.size()))
+    if (!std::isspace(static_cast<unsigned char>(c))) body += c;
+  const auto blob = util::base64_decode(body);
+  if (!blob) return false;
+  constexpr std::string_view magic("openssh-key-v1\0", 15);
+  if (blob->compare(0, magic.size(), magic) != 0) return false;
+  std::size_t pos = magic.size();
+  std::string cipher;
+  return read_ssh_string(*blob, pos, cipher) && cipher != "none";
+}
+
+Credentials Credentials::gather(const std::vector<fs::path>& identity_files, const fs::path& home) {
+  Credentials c;
+  const char* sock = std::getenv("SSH_AUTH_SOCK");
+  c.use_agent = sock && *sock;
+
+  auto add = [&](const fs::path& p, bool explicit_file) {
+    for (const auto& k : c.keys)
+      if (k.path == p) return;
+    KeyFile key{p, {}, {}, false};
+    if (!read_file(p, key.private_key)) {
+      if (explicit_file)
+        throw UsageError("cannot read identity file '" + p.string() + "': " + std::strerror(errno) +
+                         " (check the path given to -i)");
+      return;
+    }
+    key.encrypted = is_encrypted_private_key(key.private_key);
+    c.keys.push_back(std::move(key));
+  };
+  for (const auto& p : identity_files) add(p, true);
+  for (const char* name : kDefaultKeys) {
+    const fs::path p = home / ".ssh" / name;
+    std::error_code ec;
+    if (fs::exists(p, ec)) add(p, false);
+  }
+
+  // One prompt per encrypted key, before any connection; never per worker.
+  if (!c.use_agent) {
+    for (auto it = c.keys.begin(); it != c.keys.end();) {
+      if (it->encrypted) {
+        auto pass = util::read_secret_from_tty("Enter passphrase for key '" + it->path.string() + "': ");
+        if (!pass) {
+          it = c.keys.erase(it);  // no terminal to ask: the key cannot be used
+          continue;
+        }
+        it->passphrase = *pass;
+      }
+      ++it;
+    }
+  }
+  return c;
+}
+
+std::string Credentials::describe(const fs::path& home) const {
+  std::string out = use_agent ? "agent" : "";
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + shorten_home(k.path, home);
+  return out.empty() ? "no keys found: use -i FILE or ssh-agent" : out;
+}
+
+}  // namespace tpush::ssh

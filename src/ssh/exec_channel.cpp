@@ -1,0 +1,145 @@
+#include "tpush/ssh/exec_channel.h"
+
+#include <libssh2.h>
+
+#include <array>
+
+namespace tpush::ssh {
+namespace {
+
+bool is_hangup(int rc) {
+  return rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV ||
+         rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT;
+}
+
+}  // namespace
+
+ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command)
+    : session_(session), command_(std::move(command)) {}
+
+ExecChannel::~ExecChannel() {
+  // Normally freed in the close phase; a channel still held here belongs to a
+  // session that is being abandoned, whose own free releases it.
+}
+
+bool ExecChannel::would_block(int rc) {
+  if (rc != LIBSSH2_ERROR_EAGAIN) return false;
+  wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND) ? Wait::write
+                                                                                        : Wait::read;
+  return true;
+}
+
+void ExecChannel::fail(const std::string& what, int rc) {
+  hung_up_ = is_hangup(rc);
+  char* msg = nullptr;
+  libssh2_session_last_error(session_, &msg, nullptr, 0);
+  error_ = what + (msg && *msg ? std::string(": ") + msg : std::string());
+  phase_ = Phase::failed;
+  wait_ = Wait::none;
+}
+
+void ExecChannel::advance(const Sink& sink) {
+  for (;;) {
+    const Phase before = phase_;
+    switch (phase_) {
+      case Phase::open:
+        channel_ = libssh2_channel_open_session(session_);
+        if (!channel_) {
+          const int rc = libssh2_session_last_errno(session_);
+          if (!would_block(rc)) fail("cannot open a session channel", rc);
+          return;
+        }
+        phase_ = Phase::exec;
+        break;
+      case Phase::exec: {
+        const int rc = libssh2_channel_exec(channel_, command_.c_str());
+        if (would_block(rc)) return;
+        if (rc != 0) return fail("the server refused to run the command", rc);
+        phase_ = Phase::send_eof;
+        break;
+      }
+      case Phase::send_eof: {
+        const int rc = libssh2_channel_send_eof(channel_);  // no stdin: like ssh -n
+        if (would_block(rc)) return;
+        if (rc != 0 && is_hangup(rc)) return fail("connection lost", rc);
+        phase_ = Phase::stream;
+        break;
+      }
+      case Phase::stream:
+        stream(sink);
+        if (phase_ == Phase::stream) return;
+        break;
+      case Phase::close: {
+        const int rc = libssh2_channel_close(channel_);
+        if (would_block(rc)) return;
+        if (rc != 0) return fail("connection lost", rc);
+        phase_ = Phase::wait_closed;
+        break;
+      }
+      case Phase::wait_closed: {
+        const int rc = libssh2_channel_wait_closed(channel_);
+        if (would_block(rc)) return;
+        if (rc != 0) return fail("connection lost", rc);
+        exit_status_ = libssh2_channel_get_exit_status(channel_);
+        char* sig = nullptr;
+        std::size_t siglen = 0;
+        libssh2_channel_get_exit_signal(channel_, &sig, &siglen, nullptr, nullptr, nullptr, nullptr);
+        if (sig) {
+          exit_signal_.assign(sig, siglen);
+          libssh2_free(session_, sig);
+        }
+        libssh2_channel_free(channel_);
+        channel_ = nullptr;
+        phase_ = Phase::done;
+        wait_ = Wait::none;
+        return;
+      }
+      case Phase::done:
+      case Phase::failed:
+        return;
+    }
+    if (phase_ == before) return;
+  }
+}
+
+// Reads stdout and stderr until both would block. libssh2 pulls every packet
+// waiting on the socket into its own queue while reading either stream, so a
+// pass that read something must be followed by another before we may sleep on
+// the socket again.
+void ExecChannel::stream(const Sink& sink) {
+  static std::array<char, 64 * 1024> buf;
+  paused_ = false;
+  bool progress = true;
+  int ended = 0;  // streams that reported end of data in the last pass
+  while (progress) {
+    progress = false;
+    ended = 0;
+    for (int stream_id : {0, SSH_EXTENDED_DATA_STDERR}) {
+      for (;;) {
+        if (!sink.can_accept()) {
+          paused_ = true;
+          wait_ = Wait::none;
+          return;
+        }
+        const ssize_t n = libssh2_channel_read_ex(channel_, stream_id, buf.data(), buf.size());
+        if (n > 0) {
+          sink.data(stream_id == 0 ? 1 : 2, std::string_view(buf.data(), static_cast<std::size_t>(n)));
+          progress = true;
+          continue;
+        }
+        if (n == 0) ++ended;
+        if (n == LIBSSH2_ERROR_EAGAIN || n == 0) break;
+        fail("connection lost", static_cast<int>(n));
+        return;
+      }
+    }
+  }
+  // Both streams at their end: EOF, or a close without EOF.
+  if (ended == 2 || libssh2_channel_eof(channel_)) {
+    phase_ = Phase::close;
+    return;
+  }
+  would_block(LIBSSH2_ERROR_EAGAIN);
+}
+
+}  // namespace tpush::ssh

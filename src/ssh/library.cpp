@@ -1,0 +1,93 @@
+#include "tpush/ssh/library.h"
+
+#include <libssh2.h>
+
+#include <set>
+#include <sstream>
+
+#include "tpush/util/error.h"
+
+namespace tpush::ssh {
+namespace {
+
+constexpr const char* kKex =
+    "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,"
+    "ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,"
+    "diffie-hellman-group14-sha256,diffie-hellman-group-exchange-sha256";
+constexpr const char* kCiphers =
+    "aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr";
+constexpr const char* kMacs =
+    "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha2-256,hmac-sha2-512";
+constexpr const char* kHostKeys =
+    "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,"
+    "rsa-sha2-256";
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+// Keeps the entries of `wanted` that libssh2 supports for method type `type`.
+std::string supported(LIBSSH2_SESSION* session, int type, const char* wanted) {
+  const char** algs = nullptr;
+  const int n = libssh2_session_supported_algs(session, type, &algs);
+  if (n <= 0) return wanted;
+  std::set<std::string> have(algs, algs + n);
+  libssh2_free(session, algs);
+  std::vector<std::string> out;
+  for (const auto& w : split(wanted))
+    if (have.count(w)) out.push_back(w);
+  return join(out);
+}
+
+}  // namespace
+
+Library::Library() {
+  if (libssh2_init(0) != 0) throw SetupError("cannot initialise libssh2 (its crypto backend failed to start)");
+}
+
+Library::~Library() { libssh2_exit(); }
+
+std::string libssh2_version() { return ::libssh2_version(0); }
+
+const MethodPrefs& method_prefs() {
+  static const MethodPrefs prefs = [] {
+    MethodPrefs p;
+    LIBSSH2_SESSION* s = libssh2_session_init();
+    p.kex = supported(s, LIBSSH2_METHOD_KEX, kKex);
+    p.ciphers = supported(s, LIBSSH2_METHOD_CRYPT_CS, kCiphers);
+    p.macs = supported(s, LIBSSH2_METHOD_MAC_CS, kMacs);
+    libssh2_session_free(s);
+    return p;
+  }();
+  return prefs;
+}
+
+std::string host_key_prefs(const std::vector<std::string>& known_types) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& m) {
+    for (const auto& o : out)
+      if (o == m) return;
+    out.push_back(m);
+  };
+  for (const auto& t : known_types) {
+    if (t == "ssh-rsa") {
+      add("rsa-sha2-512");
+      add("rsa-sha2-256");
+    } else if (t == "ssh-ed25519" || t.rfind("ecdsa-sha2-", 0) == 0) {
+      add(t);
+    }
+  }
+  for (const auto& m : split(kHostKeys)) add(m);
+  return join(out);
+}
+
+}  // namespace tpush::ssh

@@ -1,0 +1,45 @@
+#include "tpush/util/signals.h"
+
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "tpush/util/error.h"
+
+namespace tpush::util {
+namespace {
+
+sigset_t handled() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+}  // namespace
+
+SignalScope::SignalScope() {
+  signal(SIGPIPE, SIG_IGN);
+  const sigset_t set = handled();
+  pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
+  fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (fd_ < 0) throw SetupError(std::string("cannot create a signalfd: ") + std::strerror(errno));
+}
+
+SignalScope::~SignalScope() {
+  if (fd_ >= 0) close(fd_);
+  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+void SignalScope::restore_in_child() {
+  const sigset_t set = handled();
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+}
+
+}  // namespace tpush::util

@@ -1,0 +1,34 @@
+#include "tpush/util/system.h"
+
+#include <pwd.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace tpush::util {
+
+std::filesystem::path home_dir() {
+  if (const char* h = std::getenv("HOME"); h && *h) return h;
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return "/";
+}
+
+std::string user_name() {
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) return pw->pw_name;
+  return "root";
+}
+
+std::size_t raise_open_file_limit(std::size_t wanted) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1024;
+  if (lim.rlim_cur < wanted) {
+    lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? wanted : std::min<rlim_t>(wanted, lim.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &lim);
+    getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  return lim.rlim_cur == RLIM_INFINITY ? wanted : static_cast<std::size_t>(lim.rlim_cur);
+}
+
+}  // namespace tpush::util

@@ -1,0 +1,29 @@
+#include "tpush/util/terminal.h"
+
+#include <fcntl.h>
+#include <termios.h>
+#include <unistd.h>
+
+namespace tpush::util {
+
+std::optional<std::string> read_secret_from_tty(const std::string& prompt) {
+  const int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  [[maybe_unused]] auto w = write(fd, prompt.data(), prompt.size());
+  termios old{};
+  const bool have_termios = tcgetattr(fd, &old) == 0;
+  if (have_termios) {
+    termios quiet = old;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    tcsetattr(fd, TCSAFLUSH, &quiet);
+  }
+  std::string secret;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n' && c != '\r') secret += c;
+  if (have_termios) tcsetattr(fd, TCSAFLUSH, &old);
+  w = write(fd, "\n", 1);
+  close(fd);
+  return secret;
+}
+
+}  // namespace tpush::util
