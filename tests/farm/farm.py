@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import resource
+import secrets
 import shlex
 import shutil
 import signal
@@ -174,6 +175,30 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def marked_processes(marker: str) -> list[int]:
+    """PIDs whose environment holds `marker` (a NAME=value string): every process a farm
+    session started, even after its session ended and it was reparented to init."""
+    needle = marker.encode() + b"\0"
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                env = Path(f"/proc/{entry}/environ").read_bytes()
+            except OSError:
+                continue
+            if env.startswith(needle) or b"\0" + needle in env:
+                out.append(int(entry))
+    return out
+
+
+def kill_pids(pids) -> None:
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def kill_tree(pid: int, must_contain: str, popen=None, timeout: float = 10) -> None:
     """Stop process `pid` (only if its command line contains `must_contain`) and its descendants.
 
@@ -234,6 +259,8 @@ class Sshd:
         self.log = self.dir / "sshd.log"
         self.proc: subprocess.Popen | None = None
         self.pid: int | None = None
+        # Set in every session's environment, so leftover remote commands can be found.
+        self.marker = f"TPUSH_FARM_ID={secrets.token_hex(8)}"
 
     @property
     def host_key_files(self) -> list[Path]:
@@ -271,7 +298,7 @@ class Sshd:
             "PrintLastLog no",
             "X11Forwarding no",
             "PermitUserEnvironment no",
-            "SetEnv SHLVL=1",        # Debian bash then skips root's (pyenv) .bashrc
+            f"SetEnv SHLVL=1 {self.marker}",  # SHLVL: Debian bash skips root's (pyenv) .bashrc
             "Subsystem sftp internal-sftp",
             "LogLevel VERBOSE",
         ]
@@ -300,8 +327,21 @@ class Sshd:
             raise
         return self
 
+    def sessions(self) -> list[int]:
+        """Live per-connection session processes (`sshd: USER@notty`)."""
+        if self.pid is None:
+            return []
+        return [p for p in descendants(self.pid) if cmdline(p).startswith("sshd: ") and "@" in cmdline(p)]
+
+    def kill_sessions(self) -> None:
+        """Kill every session and every process started by one (found by the marker in
+        its environment, also once orphaned); the listener keeps running."""
+        for s in self.sessions():
+            kill_pids(descendants(s) + [s])
+        kill_pids(marked_processes(self.marker))
+
     def stop(self) -> None:
-        """Kill sshd and every per-connection child. Idempotent."""
+        """Kill sshd, every per-connection child and every leftover remote command. Idempotent."""
         pid = self.pid
         if pid is None and self.pidfile.exists():
             try:
@@ -310,6 +350,7 @@ class Sshd:
                 pid = None
         if pid is not None:
             kill_tree(pid, str(self.config), self.proc)
+        kill_pids(marked_processes(self.marker))
         self.pid, self.proc = None, None
         self.pidfile.unlink(missing_ok=True)
 
@@ -349,6 +390,10 @@ class Farm:
     @property
     def host_key_files(self) -> list[Path]:
         return self.sshd.host_key_files
+
+    def kill_sessions(self) -> None:
+        """Kill all sessions and remote commands; the farm keeps serving."""
+        self.sshd.kill_sessions()
 
     def env(self) -> dict[str, str]:
         return {"HOME": str(self.home), "TPUSH_FARM_PORT": str(self.port),
@@ -401,6 +446,7 @@ class Farm:
         self.env_file.write_text("".join(f"export {k}={shlex.quote(v)}\n" for k, v in self.env().items()))
         self.state_file.write_text(json.dumps({
             "port": self.port, "workers": self.workers, "pid": self.sshd.pid,
+            "marker": self.sshd.marker,
             "config": str(self.sshd.config)}, indent=1) + "\n")
         return self
 
@@ -411,6 +457,7 @@ class Farm:
         elif self.state_file.exists():
             state = json.loads(self.state_file.read_text())
             kill_tree(state["pid"], state["config"])
+            kill_pids(marked_processes(state["marker"]))
             (self.dir / "sshd.pid").unlink(missing_ok=True)
 
     def __enter__(self) -> "Farm":
@@ -428,6 +475,7 @@ class Farm:
         farm.port = state["port"]
         farm.sshd = Sshd(d, "0.0.0.0", farm.port, farm.authorized_keys)
         farm.sshd.pid = state["pid"]
+        farm.sshd.marker = state["marker"]
         return farm
 
 

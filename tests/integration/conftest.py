@@ -78,18 +78,13 @@ def bare_home(home) -> Path:
 
 @pytest.fixture(autouse=True)
 def _kill_leftover_sessions(request):
-    """After each test, kill farm sessions the test left behind (stopped or partitioned
-    sessions, commands still running), so one test's remote load never leaks into the next."""
+    """After each test, kill farm sessions and remote commands the test left behind
+    (stopped or partitioned sessions, commands still running after tpush gave up), so one
+    test's remote load never leaks into the next."""
     yield
     if "farm" not in request.fixturenames:
         return
-    f = request.getfixturevalue("farm")
-    for pid in faults_mod.session_pids(f):
-        for p in farm_mod.descendants(pid) + [pid]:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    request.getfixturevalue("farm").kill_sessions()
 
 
 # ---------------------------------------------------------------------------

@@ -29,7 +29,7 @@ def test_closed_port(farm, tpush):
     addr, port = faults_mod.unused_address_port()
     bad = f"{addr}:{port}"
     hosts = farm.hosts[:8]
-    r = tpush(*host_args(hosts + [bad]), ok_cmd(), timeout=60)
+    r = tpush(*host_args(hosts + [bad]), ok_cmd(), timeout=30)
     assert r.returncode == 255, str(r)
     s = check_others_ok(r, hosts, bad)
     assert s.reasons[bad].startswith("connect refused"), str(r)
@@ -52,7 +52,7 @@ def test_blackholed_address_times_out(farm, tpush, faults):
     hosts = farm.hosts[:16]
     bad = hosts.pop(5)
     faults.blackhole(farm.addresses[5], farm.port)
-    r = tpush("--connect-timeout", 2, *host_args(hosts + [bad]), ok_cmd(), timeout=60)
+    r = tpush("--connect-timeout", 2, *host_args(hosts + [bad]), ok_cmd(), timeout=30)
     assert r.returncode == 255, str(r)
     assert r.elapsed < 15, f"tpush took {r.elapsed:.1f}s with --connect-timeout 2\n{r}"
     s = check_others_ok(r, hosts, bad)
@@ -82,7 +82,7 @@ def test_silent_servers_bounded_by_connect_timeout(farm, tpush, faults, mode):
     ConnectTimeout does not bound the latter), fails within --connect-timeout."""
     server = faults.server(mode)
     hosts = farm.hosts[:4]
-    r = tpush("--connect-timeout", 2, *host_args(hosts + [server.host]), ok_cmd(), timeout=60)
+    r = tpush("--connect-timeout", 2, *host_args(hosts + [server.host]), ok_cmd(), timeout=30)
     assert r.returncode == 255, str(r)
     assert r.elapsed < 15, f"tpush took {r.elapsed:.1f}s with --connect-timeout 2\n{r}"
     s = check_others_ok(r, hosts, server.host)
@@ -96,7 +96,7 @@ def test_garbage_servers_fail_fast(farm, tpush, faults, mode):
     worker with exit 255, bounded by the connect timeout."""
     server = faults.server(mode)
     hosts = farm.hosts[:4]
-    r = tpush("--connect-timeout", 2, *host_args(hosts + [server.host]), ok_cmd(), timeout=60)
+    r = tpush("--connect-timeout", 2, *host_args(hosts + [server.host]), ok_cmd(), timeout=30)
     assert r.returncode == 255, str(r)
     assert r.elapsed < 15, f"tpush took {r.elapsed:.1f}s with --connect-timeout 2\n{r}"
     s = check_others_ok(r, hosts, server.host)
