@@ -113,7 +113,13 @@ class Result:
         return self.stderr.decode("utf-8", "replace")
 
     def summary(self) -> "Summary":
-        return Summary.parse(self.err)
+        """The parsed summary; fails the test if a counts line deviates from the contract."""
+        s = Summary.parse(self.err)
+        if s.malformed:
+            raise AssertionError("summary counts line does not match CLI-CONTRACT.md "
+                                 "(`tpush: N workers: A ok, B failed, C unreachable, D timed out (T s)`): "
+                                 f"{s.malformed!r}\n{self}")
+        return s
 
     def __str__(self) -> str:  # shown in assertion messages
         return (f"tpush {' '.join(self.args)}\n  exit {self.returncode} after {self.elapsed:.2f}s\n"
@@ -130,6 +136,7 @@ class Summary:
     timed_out: int | None = None
     reasons: dict[str, str] = field(default_factory=dict)
     head_line: str | None = None
+    malformed: str | None = None  # a counts-like line that does not follow the contract
 
     @classmethod
     def parse(cls, stderr: str) -> "Summary":
@@ -140,6 +147,10 @@ class Summary:
                 s.head_line = line
                 s.total, s.ok, s.failed, s.unreachable, s.timed_out = map(int, m.groups()[:5])
                 s.reasons = {}  # per-worker lines follow the counts line
+                continue
+            if re.match(r"^tpush: \d+ workers?: ", line):
+                s.malformed = s.head_line = line  # still parse the worker lines below it
+                s.reasons = {}
                 continue
             if s.head_line is not None and not line.startswith("tpush: error"):
                 m = SUMMARY_WORKER.match(line)
