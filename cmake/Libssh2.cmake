@@ -81,11 +81,15 @@ if(NOT TARGET tpush::libssh2)
     IMPORTED_LOCATION "${_lib}"
     IMPORTED_LINK_INTERFACE_LANGUAGES C
     INTERFACE_INCLUDE_DIRECTORIES "${_inc}"
-    # Plain -I rather than -isystem: -I directories are searched before every
-    # -isystem one and before /usr/include, where Debian's libssh2-1-dev may
-    # have put the 1.10 header.
-    IMPORTED_NO_SYSTEM TRUE
     INTERFACE_LINK_LIBRARIES "OpenSSL::Crypto;Threads::Threads")
+  # Plain -I rather than -isystem: -I directories are searched before every
+  # -isystem one and before /usr/include, where Debian's libssh2-1-dev may have
+  # put the 1.10 header. (IMPORTED_NO_SYSTEM is deprecated from CMake 3.28.)
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.25)
+    set_target_properties(tpush::libssh2 PROPERTIES SYSTEM FALSE)
+  else()
+    set_target_properties(tpush::libssh2 PROPERTIES IMPORTED_NO_SYSTEM TRUE)
+  endif()
   set(_tpush_libssh2_source "static build in ${TPUSH_LIBSSH2_DIR}")
 endif()
 
