@@ -25,7 +25,7 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint,
   sink_.data = [this](int stream, std::string_view bytes) {
     out_.data(index_, stream == 2 ? output::Stream::err : output::Stream::out, bytes);
   };
-  sink_.can_accept = [this] { return !writer_.congested(); };
+  sink_.can_accept = [this] { return !writer_.congested() && !writer_.reader_gone(); };
 }
 
 ssh::Wait CommandJob::wait() const {
@@ -47,6 +47,7 @@ void CommandJob::advance(Clock::time_point now) {
     started_ = true;
     start_ = now;
   }
+  connection_.set_receive_budget(ssh::Connection::turn_budget);
   if (!channel_) {
     connection_.advance();
     if (connection_.phase() == ssh::Connection::Phase::failed)

@@ -151,15 +151,16 @@ RunOutcome Scheduler::run() {
         settle(tag);
       }
     }
-    if (resume || (writer_ && !writer_->congested())) {
-      // Jobs that stopped reading because the output was congested.
+    // Jobs that stopped reading while the output was congested; libssh2 may
+    // hold their data already, so their sockets alone would not wake them.
+    if (resume && !writer_->reader_gone()) {
       const auto running = active_;
       for (std::size_t i : running) {
-        if (slots_[i].job && slots_[i].job->paused_for_output()) {
-          if (writer_ && writer_->congested()) break;
-          slots_[i].job->advance(now);
-          settle(i);
-        }
+        Job* job = slots_[i].job.get();
+        if (!job || !job->paused_for_output()) continue;
+        if (writer_->congested()) break;
+        job->advance(now);
+        settle(i);
       }
     }
     if (now >= next_tick) {

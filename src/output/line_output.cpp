@@ -49,6 +49,9 @@ void LineOutput::emit(std::size_t worker, Stream stream, std::string_view line, 
 void LineOutput::data(std::size_t worker, Stream stream, std::string_view bytes) {
   splitters_[index_of(stream)][worker].append(
       bytes, [&](std::string_view line, bool nl) { emit(worker, stream, line, nl); });
+  // Hand big batches over at once, so the writer's congestion (and with it the
+  // backpressure on reading) sees every byte we hold.
+  if (pending_[index_of(stream)].size() >= flush_threshold) flush();
 }
 
 void LineOutput::finish(std::size_t worker) {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -28,6 +29,7 @@ std::string blob_type(const char* blob, std::size_t len) {
 std::string connect_error_text(int err) {
   switch (err) {
     case ECONNREFUSED: return "connect refused";
+    case ECONNRESET: return "connection lost (reset by the peer before SSH started)";
     case EHOSTUNREACH:
     case ENETUNREACH: return "no route to host";
     case ETIMEDOUT: return "connect timed out";
@@ -38,10 +40,16 @@ std::string connect_error_text(int err) {
 }  // namespace
 
 long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, void** abstract) {
-  const ssize_t n = ::recv(fd, buf, len, flags);
+  auto* self = static_cast<Connection*>(*abstract);
+  // Out of budget for this turn: report "nothing yet" so libssh2 returns to the
+  // event loop. The socket stays readable, so we come back after the others
+  // (and after the timers: a peer streaming endless junk before its banner
+  // would otherwise keep libssh2's banner loop spinning forever).
+  if (self->recv_budget_ == 0) return -EAGAIN;
+  const ssize_t n = ::recv(fd, buf, std::min(len, self->recv_budget_), flags);
   if (n < 0) return -errno;
   if (n > 0) {
-    auto* self = static_cast<Connection*>(*abstract);
+    self->recv_budget_ -= static_cast<std::size_t>(n);
     self->last_receive_ = Clock::now();
     // Without this, the kernel delays our ACKs and sshd's Nagle waits on them:
     // ~40 ms per round trip on loopback. QUICKACK is not sticky, so re-arm it.
@@ -204,8 +212,8 @@ void Connection::do_handshake() {
   }
   if (rc != 0) {
     const bool closed = rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV;
-    fail(Outcome::unreachable, closed ? "connection closed during SSH handshake (" + last_error() + ")"
-                                      : "protocol error (SSH handshake: " + last_error() + ")");
+    fail(Outcome::unreachable, "protocol error (SSH handshake: " + last_error() +
+                                   (closed ? "; the server closed the connection)" : ")"));
     return;
   }
   phase_ = Phase::host_key;

@@ -61,7 +61,7 @@ void ExecChannel::advance(const Sink& sink) {
       case Phase::send_eof: {
         const int rc = libssh2_channel_send_eof(channel_);  // no stdin: like ssh -n
         if (would_block(rc)) return;
-        if (rc != 0 && is_hangup(rc)) return fail("connection lost", rc);
+        if (rc != 0 && is_hangup(rc)) return fail("sending EOF failed", rc);
         phase_ = Phase::stream;
         break;
       }
@@ -72,14 +72,14 @@ void ExecChannel::advance(const Sink& sink) {
       case Phase::close: {
         const int rc = libssh2_channel_close(channel_);
         if (would_block(rc)) return;
-        if (rc != 0) return fail("connection lost", rc);
+        if (rc != 0) return fail("closing the channel failed", rc);
         phase_ = Phase::wait_closed;
         break;
       }
       case Phase::wait_closed: {
         const int rc = libssh2_channel_wait_closed(channel_);
         if (would_block(rc)) return;
-        if (rc != 0) return fail("connection lost", rc);
+        if (rc != 0) return fail("waiting for the exit status failed", rc);
         exit_status_ = libssh2_channel_get_exit_status(channel_);
         char* sig = nullptr;
         std::size_t siglen = 0;
@@ -105,7 +105,8 @@ void ExecChannel::advance(const Sink& sink) {
 // Reads stdout and stderr until both would block. libssh2 pulls every packet
 // waiting on the socket into its own queue while reading either stream, so a
 // pass that read something must be followed by another before we may sleep on
-// the socket again.
+// the socket again. (The connection's per-turn receive budget makes libssh2
+// report EAGAIN early, with the socket still readable: fairness between workers.)
 void ExecChannel::stream(const Sink& sink) {
   static std::array<char, 64 * 1024> buf;
   paused_ = false;
@@ -129,7 +130,7 @@ void ExecChannel::stream(const Sink& sink) {
         }
         if (n == 0) ++ended;
         if (n == LIBSSH2_ERROR_EAGAIN || n == 0) break;
-        fail("connection lost", static_cast<int>(n));
+        fail("reading output failed", static_cast<int>(n));
         return;
       }
     }

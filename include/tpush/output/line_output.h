@@ -30,6 +30,8 @@ class LineOutput {
   // Hands everything formatted since the last flush to the writer.
   void flush();
 
+  static constexpr std::size_t flush_threshold = 64u << 10;
+
  private:
   void emit(std::size_t worker, Stream stream, std::string_view line, bool newline);
 

@@ -62,6 +62,10 @@ class Connection {
   const std::string& warning() const { return warning_; }
 
   Clock::time_point last_receive() const { return last_receive_; }
+  // Caps what one turn of the event loop may read from this socket; the
+  // layer above resets it before each turn.
+  void set_receive_budget(std::size_t bytes) { recv_budget_ = bytes; }
+  static constexpr std::size_t turn_budget = 512u << 10;
   // Sends a keepalive when one is due and nothing else is being written.
   void keepalive();
   // Ends the session without waiting on the peer: a best-effort disconnect
@@ -99,6 +103,7 @@ class Connection {
 
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = Clock::now();
+  std::size_t recv_budget_ = turn_budget;
 
   // auth progress
   LIBSSH2_AGENT* agent_ = nullptr;
