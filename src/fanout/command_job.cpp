@@ -47,7 +47,7 @@ void CommandJob::advance(Clock::time_point now) {
     started_ = true;
     start_ = now;
   }
-  connection_.set_receive_budget(ssh::Connection::turn_budget);
+  connection_.new_turn();
   if (!channel_) {
     connection_.advance();
     if (connection_.phase() == ssh::Connection::Phase::failed)

@@ -45,7 +45,9 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
   // event loop. The socket stays readable, so we come back after the others
   // (and after the timers: a peer streaming endless junk before its banner
   // would otherwise keep libssh2's banner loop spinning forever).
-  if (self->recv_budget_ == 0) return -EAGAIN;
+  // libssh2 reads the banner one byte per call, hence the count of calls too.
+  if (self->recv_budget_ == 0 || self->recv_calls_left_ == 0) return -EAGAIN;
+  --self->recv_calls_left_;
   const ssize_t n = ::recv(fd, buf, std::min(len, self->recv_budget_), flags);
   if (n < 0) return -errno;
   if (n > 0) {

@@ -31,9 +31,15 @@ bool ExecChannel::would_block(int rc) {
 
 void ExecChannel::fail(const std::string& what, int rc) {
   hung_up_ = is_hangup(rc);
-  char* msg = nullptr;
-  libssh2_session_last_error(session_, &msg, nullptr, 0);
-  error_ = what + (msg && *msg ? std::string(": ") + msg : std::string());
+  if (rc == LIBSSH2_ERROR_SOCKET_DISCONNECT) {
+    error_ = "the server closed the connection";
+  } else if (rc == LIBSSH2_ERROR_SOCKET_RECV || rc == LIBSSH2_ERROR_SOCKET_SEND) {
+    error_ = "the network connection failed";
+  } else {
+    char* msg = nullptr;
+    libssh2_session_last_error(session_, &msg, nullptr, 0);
+    error_ = what + (msg && *msg ? std::string(": ") + msg : std::string());
+  }
   phase_ = Phase::failed;
   wait_ = Wait::none;
 }

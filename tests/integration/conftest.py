@@ -34,7 +34,8 @@ FARM_WORKERS = int(os.environ.get("TPUSH_TEST_WORKERS", "64"))
 DEFAULT_TIMEOUT = 120  # seconds; a hung tpush fails its test instead of hanging the suite
 
 SUMMARY_HEAD = re.compile(
-    r"^tpush: (\d+) workers?: (\d+) ok, (\d+) failed, (\d+) unreachable, (\d+) timed out \((\d+(?:\.\d+)?)s\)$")
+    r"^tpush: (\d+) workers?: (\d+) ok, (\d+) failed, (\d+) unreachable, (\d+) timed out"
+    r"(?:, (\d+) lost)?(?:, (\d+) interrupted)? \((\d+(?:\.\d+)?)s\)$")
 SUMMARY_WORKER = re.compile(r"^tpush: (\S+):\s+(.*)$")
 
 
@@ -134,6 +135,8 @@ class Summary:
     failed: int | None = None
     unreachable: int | None = None
     timed_out: int | None = None
+    lost: int = 0          # shown only when non-zero
+    interrupted: int = 0   # shown only when non-zero
     reasons: dict[str, str] = field(default_factory=dict)
     head_line: str | None = None
     malformed: str | None = None  # a counts-like line that does not follow the contract
@@ -146,6 +149,7 @@ class Summary:
             if m:
                 s.head_line = line
                 s.total, s.ok, s.failed, s.unreachable, s.timed_out = map(int, m.groups()[:5])
+                s.lost, s.interrupted = (int(g or 0) for g in m.groups()[5:7])
                 s.reasons = {}  # per-worker lines follow the counts line
                 continue
             if re.match(r"^tpush: \d+ workers?: ", line):

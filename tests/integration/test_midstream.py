@@ -49,7 +49,7 @@ def check_lost(r, st, since, limit):
         f"lines received before the failure were not kept in order: {ticks[:10]}...\n{r}"
     s = r.summary()
     assert set(s.reasons) == {"w0"} and s.reasons["w0"].startswith("connection lost"), str(r)
-    assert s.timed_out == 1 and s.ok == 3, str(r)
+    assert s.lost == 1 and s.timed_out == 0 and s.ok == 3, str(r)
     took = st.exit_time - since
     assert took < limit, f"loss detected {took:.1f}s after the fault (limit {limit}s)\n{r}"
 

@@ -64,8 +64,12 @@ class Connection {
   Clock::time_point last_receive() const { return last_receive_; }
   // Caps what one turn of the event loop may read from this socket; the
   // layer above resets it before each turn.
-  void set_receive_budget(std::size_t bytes) { recv_budget_ = bytes; }
-  static constexpr std::size_t turn_budget = 512u << 10;
+  void new_turn() {
+    recv_budget_ = turn_bytes;
+    recv_calls_left_ = turn_calls;
+  }
+  static constexpr std::size_t turn_bytes = 512u << 10;
+  static constexpr int turn_calls = 64;
   // Sends a keepalive when one is due and nothing else is being written.
   void keepalive();
   // Ends the session without waiting on the peer: a best-effort disconnect
@@ -103,7 +107,8 @@ class Connection {
 
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = Clock::now();
-  std::size_t recv_budget_ = turn_budget;
+  std::size_t recv_budget_ = turn_bytes;
+  int recv_calls_left_ = turn_calls;
 
   // auth progress
   LIBSSH2_AGENT* agent_ = nullptr;
