@@ -1,0 +1,111 @@
+# bash completion for tpush(1)                               -*- shell-script -*-
+# Installed as share/bash-completion/completions/tpush. Works with or without
+# the bash-completion package. Every option in `tpush --help` must be listed
+# here: tests/integration/test_docs.py checks it.
+
+_tpush_options='
+    -h --help --version
+    -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
+    --internal-ip --refresh --fetch-host-keys
+    -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
+    --alive-interval --host-key-check
+    --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color'
+
+# Options that take a value (the next word, or --long=VALUE).
+_tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
+    -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
+    --alive-interval --host-key-check --label --color'
+
+_tpush_values() {  # _tpush_values OPTION CURRENT-WORD
+    local opt=$1 cur=$2
+    case $opt in
+        -H | --hosts | -i | --identity)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            ;;
+        -w | -x)
+            if [[ $cur == ^* ]]; then  # ^FILE: a hosts file
+                compopt -o filenames 2>/dev/null
+                COMPREPLY=($(compgen -P '^' -f -- "${cur#^}"))
+            else
+                COMPREPLY=($(compgen -A hostname -- "$cur"))
+            fi
+            ;;
+        -l | --user) COMPREPLY=($(compgen -u -- "$cur")) ;;
+        --host-key-check) COMPREPLY=($(compgen -W 'accept-new yes no' -- "$cur")) ;;
+        --label) COMPREPLY=($(compgen -W 'host index' -- "$cur")) ;;
+        --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")) ;;
+        --worker) COMPREPLY=($(compgen -W 'all 0' -- "$cur")) ;;
+        *) COMPREPLY=() ;;  # names, numbers: nothing to offer
+    esac
+}
+
+_tpush() {
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null 2>&1; then
+        _init_completion -n =: || return
+    else
+        # Split the line ourselves so that --opt=value and host:port stay one
+        # word (COMP_WORDS splits at = and :).
+        local line=${COMP_LINE:0:COMP_POINT}
+        read -ra words <<<"$line"
+        [[ -z $line || $line == *[[:space:]] ]] && words+=('')
+        cword=$((${#words[@]} - 1))
+        cur=${words[cword]}
+        prev=${words[cword - 1]}
+    fi
+
+    # Find the first word that is not an option: the remote command, or the
+    # `workers` subcommand. Past the remote command, complete like a shell.
+    local i w sub=''
+    for ((i = 1; i < cword; i++)); do
+        w=${words[i]}
+        if [[ $w == -- ]]; then
+            if ((i + 1 == cword)); then  # the word after --: a command name
+                COMPREPLY=($(compgen -c -- "$cur"))
+            else
+                compopt -o default 2>/dev/null
+                COMPREPLY=()
+            fi
+            return
+        elif [[ $w == -* ]]; then
+            # An option whose value is the next word: skip that word.
+            if [[ $w != *=* && " ${_tpush_takes_value//$'\n'/ } " == *" $w "* ]]; then
+                ((i++))
+            fi
+        else
+            sub=$w
+            break
+        fi
+    done
+    if [[ -n $sub && $sub != workers ]]; then
+        compopt -o default 2>/dev/null  # arguments of the remote command
+        COMPREPLY=()
+        return
+    fi
+
+    # The value of an option.
+    if [[ $cur == --*=* ]]; then
+        _tpush_values "${cur%%=*}" "${cur#*=}"
+        return
+    fi
+    if [[ $prev == -* && " ${_tpush_takes_value//$'\n'/ } " == *" $prev "* ]]; then
+        _tpush_values "$prev" "$cur"
+        return
+    fi
+
+    if [[ $sub == workers ]]; then
+        # `tpush workers -t mytpu --json`: tpush's options and --json.
+        COMPREPLY=($(compgen -W "--json $_tpush_options" -- "$cur"))
+        return
+    fi
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$_tpush_options" -- "$cur"))
+        return
+    fi
+    # First word after the options: the `workers` subcommand or a remote command.
+    COMPREPLY=($(compgen -W 'workers' -- "$cur") $(compgen -c -- "$cur"))
+} &&
+    complete -F _tpush tpush
+
+# ex: filetype=sh
