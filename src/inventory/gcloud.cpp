@@ -8,6 +8,7 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 #include <future>
+#include <string_view>
 #include <system_error>
 
 #include "tpush/util/error.h"
@@ -53,16 +54,29 @@ GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::secon
         "(https://cloud.google.com/sdk/docs/install) or name the workers with -w instead of -t");
   }
 
-  bp::environment env = boost::this_process::environment();
-  env["CLOUDSDK_CORE_DISABLE_PROMPTS"] = "1";  // never wait for a y/N answer
+  // The child's environment: ours, plus CLOUDSDK_CORE_DISABLE_PROMPTS=1 (never wait for
+  // a y/N answer). Built here, before fork; the child only swaps the pointer.
+  // (Boost 1.74's bp::environment reads past string ends when searching.)
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::string_view(*e).rfind("CLOUDSDK_CORE_DISABLE_PROMPTS=", 0) != 0) env_strings.emplace_back(*e);
+  }
+  env_strings.emplace_back("CLOUDSDK_CORE_DISABLE_PROMPTS=1");
+  std::vector<char*> env_ptrs;
+  for (auto& e : env_strings) env_ptrs.push_back(e.data());
+  env_ptrs.push_back(nullptr);
+  char** child_env = env_ptrs.data();
 
   boost::asio::io_context ios;
   std::future<std::string> out_future, err_future;
   bp::child child;
   try {
     child = bp::child(exe, bp::args(args), bp::std_in < bp::null, bp::std_out > out_future,
-                      bp::std_err > err_future, env, ios,
-                      bp::extend::on_exec_setup([](auto&) { ::setpgid(0, 0); }));
+                      bp::std_err > err_future, ios,
+                      bp::extend::on_exec_setup([child_env](auto& exec) {
+                        ::setpgid(0, 0);  // its own process group: a timeout kills all of it
+                        exec.env = child_env;
+                      }));
   } catch (const std::system_error& e) {
     throw SetupError("cannot run " + exe.string() + ": " + e.what() +
                      " (check that gcloud is installed and executable)");

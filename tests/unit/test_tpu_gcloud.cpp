@@ -120,3 +120,20 @@ TEST_CASE("gcloud: error summary strips the command prefix and account sentence"
   CHECK(gcloud_error_summary("") == "");
   CHECK(gcloud_error_summary("WARNING: something\nERROR: (gcloud) boom\n") == "boom");
 }
+
+TEST_CASE("gcloud: the child gets our environment plus CLOUDSDK_CORE_DISABLE_PROMPTS=1, no stdin") {
+  tpush::test::FakeGcloud fake;
+  auto bin = fake.dir() / "bin";
+  std::filesystem::create_directories(bin);
+  {
+    std::ofstream script(bin / "gcloud");
+    script << "#!/bin/sh\necho \"$CLOUDSDK_CORE_DISABLE_PROMPTS $TPUSH_TEST_MARK\"\ncat\necho \"$1|$2\"\n";
+  }
+  std::filesystem::permissions(bin / "gcloud", std::filesystem::perms::owner_all);
+  fake.set("PATH", bin.string() + ":/usr/bin:/bin");
+  fake.set("TPUSH_TEST_MARK", "marked");
+  fake.set("CLOUDSDK_CORE_DISABLE_PROMPTS", "0");
+  GcloudResult r = run_gcloud({"a b", "c"}, std::chrono::seconds(10));
+  CHECK(r.ok());
+  CHECK(r.out == "1 marked\na b|c\n");
+}
