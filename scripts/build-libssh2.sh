@@ -102,7 +102,7 @@ check_sha256() { # FILE WHAT
 }
 
 # --- source: Debian trixie's source package -----------------------------------
-fetch_trixie() { # prints the unpacked source directory on success
+fetch_trixie() { # unpacks into $work/src and sets source_desc
   local apt="$work/apt"
   local -a opts
   command -v apt-get >/dev/null 2>&1 || { note "apt-get not found"; return 1; }
