@@ -6,13 +6,14 @@
 _tpush_options='
     -h --help --version
     -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
-    --internal-ip --refresh --fetch-host-keys
+    --internal-ip --refresh --fetch-host-keys --gcloud-timeout
     -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check
     --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color'
 
 # Options that take a value (the next word, or --long=VALUE).
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
+    --gcloud-timeout
     -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check --label --color'
 

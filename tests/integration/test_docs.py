@@ -1,0 +1,261 @@
+"""The man page and the shell completions cannot drift from the binary.
+
+Every option `tpush --help` prints must have its own entry in man/tpush.1's OPTIONS
+section and be offered by both completion files; the values --help lists for an option
+(`TEXT:{auto,always,never}`) must be completed too; every exit code in
+include/tpush/output/exit_codes.h must be documented under EXIT STATUS. Adding an
+option or an exit code without documenting it fails here. No farm needed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+MAN = REPO / "man" / "tpush.1"
+BASH = REPO / "completions" / "tpush.bash"
+ZSH = REPO / "completions" / "_tpush"
+EXIT_CODES = REPO / "include" / "tpush" / "output" / "exit_codes.h"
+
+OPTION = re.compile(r"--?[A-Za-z][\w-]*")
+
+
+def mentions(text: str, option: str) -> bool:
+    """`option` occurs in text as a whole option (-S is not found in -Sx or --no-S)."""
+    return re.search(r"(?<![\w-])" + re.escape(option) + r"(?![\w-])", text) is not None
+
+
+# ---------------------------------------------------------------------------
+# What the binary says
+
+class Help:
+    def __init__(self, text: str):
+        self.text = text
+        self.options: list[str] = []          # from the option table, in order
+        self.values: dict[str, list[str]] = {}  # option -> allowed values, e.g. --color
+        self.usage_options: list[str] = []    # e.g. --json in "tpush [OPTIONS] workers [--json]"
+        self.subcommands: list[str] = []      # e.g. workers
+        for line in text.splitlines():
+            m = re.match(r"^\s+(-\S+)(.*)$", line)
+            if m:
+                names = m.group(1).split(",")
+                assert all(OPTION.fullmatch(n) for n in names), f"cannot parse --help line {line!r}"
+                self.options += names
+                v = re.search(r":\{([^}]*)\}", m.group(2))
+                if v:
+                    for n in names:
+                        self.values[n] = v.group(1).split(",")
+            if re.search(r"\btpush \[OPTIONS\]", line):
+                self.usage_options += re.findall(r"(?<![\w-])--[A-Za-z][\w-]*", line)
+                self.subcommands += re.findall(r"\btpush \[OPTIONS\] ([a-z][\w-]*)", line)
+
+    def all_options(self) -> list[str]:
+        return list(dict.fromkeys(self.options + self.usage_options))
+
+
+@pytest.fixture(scope="module")
+def help_(tpush_bin) -> Help:
+    r = subprocess.run([str(tpush_bin), "--help"], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "LC_ALL": "C.UTF-8"})
+    assert r.returncode == 0, f"tpush --help exited {r.returncode}: {r.stderr}"
+    h = Help(r.stdout)
+    # Guard the parser itself: if --help's layout changes, fail loudly rather than
+    # "document" an empty option list.
+    for must in ("--help", "-w", "-H", "--hosts", "-f", "--fanout", "--host-key-check", "--color"):
+        assert must in h.options, f"could not find {must} in tpush --help:\n{r.stdout}"
+    assert "--color" in h.values, r.stdout
+    return h
+
+
+def exit_codes() -> dict[str, int]:
+    codes = {name: int(value) for name, value in
+             re.findall(r"constexpr\s+int\s+(\w+)\s*=\s*(\d+)\s*;", EXIT_CODES.read_text())}
+    assert len(codes) >= 5, f"could not parse the exit codes in {EXIT_CODES}"
+    return codes
+
+
+# ---------------------------------------------------------------------------
+# The man page
+
+def roff_plain(text: str) -> str:
+    """Roff source to searchable text: \\- -> -, font escapes and quotes dropped."""
+    text = text.replace("\\-", "-").replace("\\(en", "-").replace("\\&", "").replace("\\%", "")
+    text = re.sub(r"\\f(\[[^\]]*\]|\(..|.)", "", text)
+    return text.replace('"', "")
+
+
+def man_sections() -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in MAN.read_text().splitlines():
+        m = re.match(r'^\.SH\s+"?([^"]*)"?\s*$', line)
+        if m:
+            current = m.group(1).strip()
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    return sections
+
+
+def tp_tags(lines: list[str]) -> list[str]:
+    """The tag line of every .TP entry, as plain text."""
+    return [re.sub(r"^\.[A-Z]{1,2}\s+", "", roff_plain(lines[i + 1]))
+            for i, l in enumerate(lines[:-1]) if l.strip() == ".TP"]
+
+
+def test_man_page_documents_every_option(help_):
+    sections = man_sections()
+    assert "OPTIONS" in sections, "man/tpush.1 has no OPTIONS section"
+    tags = "\n".join(tp_tags(sections["OPTIONS"]))
+    missing = [o for o in help_.options if not mentions(tags, o)]
+    assert not missing, (f"options printed by `tpush --help` without an entry (.TP tag) in "
+                         f"man/tpush.1 OPTIONS: {missing}")
+
+
+def test_man_page_documents_usage_forms(help_):
+    synopsis = roff_plain("\n".join(man_sections().get("SYNOPSIS", [])))
+    missing = [o for o in help_.usage_options if not mentions(synopsis, o)]
+    missing += [s for s in help_.subcommands if not re.search(rf"\b{re.escape(s)}\b", synopsis)]
+    assert not missing, f"usage forms of `tpush --help` missing from man/tpush.1 SYNOPSIS: {missing}"
+
+
+def test_man_page_lists_option_values(help_):
+    """Each value --help allows (--color auto|always|never, ...) is named in that option's entry."""
+    lines = man_sections()["OPTIONS"]
+    entries: dict[str, str] = {}
+    for i, l in enumerate(lines[:-1]):
+        if l.strip() != ".TP":
+            continue
+        body = []
+        for nxt in lines[i + 2:]:
+            if nxt.strip() in (".TP",) or nxt.startswith(".SS"):
+                break
+            body.append(nxt)
+        for o in OPTION.findall(roff_plain(lines[i + 1])):
+            entries[o] = roff_plain("\n".join(body))
+    missing = {o: [v for v in vals if not re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", entries.get(o, ""))]
+               for o, vals in help_.values.items()}
+    missing = {o: v for o, v in missing.items() if v}
+    assert not missing, f"values allowed by --help but not named in their man/tpush.1 entry: {missing}"
+
+
+def test_man_page_documents_environment_of_help(help_):
+    """Environment variables --help mentions (NO_COLOR, TPUSH_ZONE, $USER, ...) are under ENVIRONMENT."""
+    env = "\n".join(man_sections().get("ENVIRONMENT", []))
+    names = set(re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", help_.text))
+    names |= set(re.findall(r"\$([A-Z_][A-Z0-9_]*)", help_.text))
+    missing = sorted(n for n in names if not re.search(rf"\b{n}\b", env))
+    assert not missing, f"environment variables named by --help but not in man/tpush.1 ENVIRONMENT: {missing}"
+
+
+def test_man_page_documents_every_exit_code():
+    section = man_sections().get("EXIT STATUS")
+    assert section is not None, "man/tpush.1 has no EXIT STATUS section"
+    tags = {t.strip() for t in tp_tags(section)}
+    missing = {name: code for name, code in exit_codes().items() if str(code) not in tags}
+    assert not missing, f"exit codes in {EXIT_CODES.name} without an entry in man/tpush.1 EXIT STATUS: {missing}"
+
+
+def test_help_footer_exit_codes_match_header(help_):
+    footer = help_.text[help_.text.find("Exit status:"):]
+    said = {int(c) for c in re.findall(r"(?:status:|;)\s+(\d+)\s", footer)}
+    assert said == set(exit_codes().values()), f"--help's exit status line ({sorted(said)}) " \
+                                               f"disagrees with {EXIT_CODES.name} ({sorted(exit_codes().values())})"
+
+
+def test_man_page_renders_without_warnings():
+    if not shutil.which("man"):
+        pytest.skip("man (man-db) not installed")
+    env = {**os.environ, "MANWIDTH": "80", "LC_ALL": "C.UTF-8", "MANPAGER": "cat", "PAGER": "cat"}
+    r = subprocess.run(["man", "--warnings", "-l", str(MAN)], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 0 and r.stderr.strip() == "", f"man --warnings -l man/tpush.1:\n{r.stderr}"
+    assert "EXIT STATUS" in r.stdout and "OPTIONS" in r.stdout
+
+
+# ---------------------------------------------------------------------------
+# bash
+
+def bash_complete(line: str) -> list[str]:
+    """What the bash completion offers for `line` with the cursor at its end."""
+    script = ('source "$1"; COMP_LINE=$2; COMP_POINT=${#COMP_LINE}; '
+              'read -ra COMP_WORDS <<<"$COMP_LINE"; [[ $COMP_LINE == *" " ]] && COMP_WORDS+=("");'
+              'COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _tpush tpush; '
+              'printf "%s\\n" "${COMPREPLY[@]}"')
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", script, "bash", str(BASH), line],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, f"bash completion failed for {line!r}: {r.stderr}"
+    return [w for w in r.stdout.splitlines() if w]
+
+
+def test_bash_completion_syntax_and_registration():
+    r = subprocess.run(["bash", "-n", str(BASH)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, f"bash -n completions/tpush.bash:\n{r.stderr}"
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", 'source "$1" && complete -p tpush',
+                        "bash", str(BASH)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and re.search(r"^complete .* tpush$", r.stdout.strip()), \
+        f"sourcing completions/tpush.bash defines no completion for tpush: {r.stdout!r} {r.stderr!r}"
+
+
+def test_bash_completion_offers_every_option(help_):
+    offered = set(bash_complete("tpush -"))
+    missing = [o for o in help_.options if o not in offered]
+    assert not missing, f"options of `tpush --help` that completions/tpush.bash does not offer: {missing}"
+    sub = set(bash_complete("tpush workers -"))
+    missing = [o for o in help_.usage_options if o not in sub]
+    assert not missing, f"`tpush workers` options not offered by completions/tpush.bash: {missing}"
+    for s in help_.subcommands:
+        assert s in bash_complete("tpush " + s[:3]), f"bash completion does not offer the {s!r} subcommand"
+
+
+def test_bash_completion_offers_option_values(help_):
+    for option, values in help_.values.items():
+        for line in (f"tpush {option} ", f"tpush {option}=") if option.startswith("--") else (f"tpush {option} ",):
+            got = bash_complete(line)
+            assert sorted(got) == sorted(values), f"bash completion of {line!r}: {got[:20]}, --help allows {values}"
+
+
+def test_bash_completion_completes_files_for_file_options(tmp_path):
+    (tmp_path / "hosts.txt").write_text("node1\n")
+    (tmp_path / "id_test").write_text("")
+    for option, name in (("-H", "hosts.txt"), ("--hosts", "hosts.txt"), ("-i", "id_test"),
+                         ("--identity", "id_test")):
+        got = bash_complete(f"tpush {option} {tmp_path}/{name[:3]}")
+        assert f"{tmp_path}/{name}" in got, f"bash completion of {option} FILE: {got}"
+
+
+# ---------------------------------------------------------------------------
+# zsh
+
+def zsh_options() -> set[str]:
+    """Option names that _tpush's _arguments specs define (not the flags of _arguments itself)."""
+    text = ZSH.read_text()
+    return set(re.findall(r"(?:\{|,|['\"]\*?|['\"]\([^)]*\)\*?)(--?[A-Za-z][\w-]*)[+=]?-?(?=[,}\[])", text))
+
+
+def test_zsh_completion_defines_every_option(help_):
+    defined = zsh_options()
+    missing = [o for o in help_.all_options() if o not in defined]
+    assert not missing, f"options of `tpush --help` without an _arguments spec in completions/_tpush: {missing}"
+    text = ZSH.read_text()
+    for s in help_.subcommands:
+        assert re.search(rf"\b{re.escape(s)}\b", text), f"completions/_tpush does not offer the {s!r} subcommand"
+    for option, values in help_.values.items():
+        spec = next((l for l in text.splitlines() if mentions(l, option) and "[" in l), "")
+        missing_values = [v for v in values if not re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", spec.split("]", 1)[-1])]
+        assert not missing_values, f"completions/_tpush: values {missing_values} of {option} not offered"
+
+
+def test_zsh_completion_syntax():
+    assert ZSH.read_text().startswith("#compdef tpush"), "completions/_tpush must start with #compdef tpush"
+    if not shutil.which("zsh"):
+        pytest.skip("zsh not installed")
+    r = subprocess.run(["zsh", "-n", str(ZSH)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, f"zsh -n completions/_tpush:\n{r.stderr}"
