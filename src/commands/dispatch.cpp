@@ -3,13 +3,18 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <iostream>
+
 #include "tpush/commands/options.h"
 #include "tpush/commands/run.h"
+#include "tpush/commands/workers.h"
 #include "tpush/inventory/inventory.h"
+#include "tpush/inventory/tpu.h"
 #include "tpush/output/exit_codes.h"
 #include "tpush/ssh/library.h"
 #include "tpush/util/error.h"
 #include "tpush/util/signals.h"
+#include "tpush/util/system.h"
 
 namespace tpush::commands {
 namespace {
@@ -29,6 +34,50 @@ std::string join_command(const std::vector<std::string>& words) {
   return out;
 }
 
+inventory::TpuQuery tpu_query(const Options& o) {
+  inventory::TpuQuery q;
+  q.tpus = o.tpus;
+  q.queued_resources = o.queued_resources;
+  q.zone = o.zone;
+  q.project = o.project;
+  q.worker_selection = o.worker_selection;
+  q.internal_ip = o.internal_ip;
+  q.refresh = o.refresh;
+  q.fetch_host_keys = o.fetch_host_keys;
+  q.gcloud_timeout = std::chrono::seconds(o.gcloud_timeout);
+  return q;
+}
+
+// Every worker the command line names: host lists first, then TPUs.
+struct Inventory {
+  std::vector<inventory::Worker> workers;
+  std::optional<inventory::TpuResolution> tpu;
+};
+
+Inventory resolve_inventory(const Options& o) {
+  Inventory inv;
+  inv.workers = inventory::workers_from_host_lists(o.host_exprs, o.host_files, o.excludes);
+  inventory::apply_labels(inv.workers, o.label == "index" ? inventory::LabelMode::index
+                                                          : inventory::LabelMode::host);
+  if (!o.tpus.empty() || !o.queued_resources.empty()) {
+    inv.tpu = inventory::resolve_tpus(tpu_query(o));
+    for (const auto& w : inv.tpu->warnings) spdlog::warn("{}", w);
+    spdlog::debug("workers from {}", inv.tpu->source);
+    if (inv.workers.empty()) {
+      inv.workers = std::move(inv.tpu->workers);
+    } else {  // mixed sources: the TPU's origins no longer line up with the list
+      inv.workers.insert(inv.workers.end(), inv.tpu->workers.begin(), inv.tpu->workers.end());
+      inv.tpu.reset();
+    }
+  }
+  return inv;
+}
+
+int workers_command(const Options& o, const Inventory& inv) {
+  return print_workers(inv.workers, inv.tpu ? &*inv.tpu : nullptr, o.json, std::cout,
+                       {o.user.empty() ? util::user_name() : o.user, o.port ? o.port : uint16_t{22}});
+}
+
 }  // namespace
 
 int dispatch(int argc, const char* const* argv) {
@@ -41,13 +90,24 @@ int dispatch(int argc, const char* const* argv) {
 
   if (o.rest.empty())
     throw UsageError("no command given (e.g. tpush -w 'node[1-4]' uptime; see tpush --help)");
+  Inventory inv = resolve_inventory(o);
+  if (inv.workers.empty())
+    throw UsageError("no workers: give hosts with -w EXPR or -H FILE, or a TPU with -t NAME");
+  if (o.subcommand == "workers") return workers_command(o, inv);
 
-  auto workers = inventory::workers_from_host_lists(o.host_exprs, o.host_files, o.excludes);
-  if (workers.empty())
-    throw UsageError("no workers: give hosts with -w EXPR or -H FILE (or a TPU with -t NAME)");
-  inventory::apply_labels(workers, o.label == "index" ? inventory::LabelMode::index
-                                                      : inventory::LabelMode::host);
-  return run_on_workers(o, workers, join_command(o.rest), signals.fd());
+  RunPlan plan;
+  plan.command = join_command(o.rest);
+  plan.signal_fd = signals.fd();
+  if (inv.tpu && inv.tpu->from_cache) {
+    // TPU addresses change after maintenance or recreation: a cached address
+    // that cannot be reached earns one fresh describe before we give up.
+    plan.refresh = [&o] {
+      auto q = tpu_query(o);
+      q.refresh = true;
+      return inventory::resolve_tpus(q).workers;
+    };
+  }
+  return run_on_workers(o, inv.workers, plan);
 }
 
 }  // namespace tpush::commands

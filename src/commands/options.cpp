@@ -43,34 +43,23 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
   return msg;
 }
 
-template <typename T>
+// One value per occurrence, so `-w a uptime` leaves `uptime` to the command.
 CLI::Option* one_each(CLI::Option* o) {
   return o->allow_extra_args(false);
 }
 
-}  // namespace
-
-std::optional<Options> parse_options(int argc, const char* const* argv) {
-  Options o;
-  CLI::App app{"tpush: run a command on every worker of a TPU pod or host list, at once\n\n"
-               "Usage: tpush [OPTIONS] COMMAND...\n       tpush [OPTIONS] workers [--json]",
-               "tpush"};
-  app.prefix_command();  // options end at the first word of the remote command
-  app.footer(
-      "Exit status: 0 all ok; 1 a remote command failed; 255 a worker was unreachable, timed out\n"
-      "or lost; 2 usage error; 130 interrupted; 141 output closed. See tpush(1).");
-  bool version = false;
-
+// The options every form of tpush takes, bound to `o`.
+void add_options(CLI::App& app, Options& o, bool& version) {
   auto* where = "Workers";
-  one_each<std::string>(app.add_option("-w", o.host_exprs, "Hosts: node[01-16],user@h:port,^FILE (repeatable)")
+  one_each(app.add_option("-w", o.host_exprs, "Hosts: node[01-16],user@h:port,^FILE (repeatable)")
                             ->group(where));
-  one_each<std::string>(app.add_option("-x", o.excludes, "Exclude hosts (same syntax, repeatable)")->group(where));
-  one_each<std::string>(app.add_option("-H,--hosts", o.host_files, "Hosts file, one [user@]host[:port] per line")
+  one_each(app.add_option("-x", o.excludes, "Exclude hosts (same syntax, repeatable)")->group(where));
+  one_each(app.add_option("-H,--hosts", o.host_files, "Hosts file, one [user@]host[:port] per line")
                             ->group(where));
-  one_each<std::string>(app.add_option("-t,--tpu", o.tpus, "TPU VM name(s) to resolve through gcloud")
+  one_each(app.add_option("-t,--tpu", o.tpus, "TPU VM name(s) to resolve through gcloud")
                             ->delimiter(',')
                             ->group(where));
-  one_each<std::string>(app.add_option("--queued-resource", o.queued_resources,
+  one_each(app.add_option("--queued-resource", o.queued_resources,
                                        "Queued resource: every worker of every slice")
                             ->delimiter(',')
                             ->group(where));
@@ -81,13 +70,16 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   app.add_flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache")->group(where);
   app.add_flag("--fetch-host-keys", o.fetch_host_keys,
                "Pin TPU workers' ed25519 host keys from gcloud guest attributes")->group(where);
+  app.add_option("--gcloud-timeout", o.gcloud_timeout, "Seconds each gcloud call may take (default 60)")
+      ->check(CLI::Range(1, 3600))
+      ->group(where);
 
   auto* how = "Connection";
   app.add_option("-l,--user", o.user, "Remote user (default: user@ in the host, else $USER)")->group(how);
   app.add_option("-p,--port", o.port, "Remote port (default: host:port, else 22)")
       ->check(CLI::Range(1, 65535))
       ->group(how);
-  one_each<std::string>(app.add_option("-i,--identity", o.identities, "Private key file (repeatable)")->group(how));
+  one_each(app.add_option("-i,--identity", o.identities, "Private key file (repeatable)")->group(how));
   app.add_option("-f,--fanout", o.fanout, "Max concurrent sessions (default: all workers, up to 1024)")
       ->check(CLI::PositiveNumber)
       ->group(how);
@@ -121,11 +113,52 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
       ->group(out);
   app.add_flag("--version", version, "Print tpush's and libssh2's versions");
 
+}
+
+// Subcommands take the same options after their name (`tpush workers -t x`).
+constexpr const char* kSubcommands[] = {"workers"};
+
+bool is_subcommand(const std::string& word) {
+  for (const char* s : kSubcommands)
+    if (word == s) return true;
+  return false;
+}
+
+void parse_or_throw(CLI::App& app, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  app.parse(args);
+}
+
+}  // namespace
+
+std::optional<Options> parse_options(int argc, const char* const* argv) {
+  Options o;
+  bool version = false;
+  CLI::App app{"tpush: run a command on every worker of a TPU pod or host list, at once\n\n"
+               "Usage: tpush [OPTIONS] COMMAND...\n       tpush [OPTIONS] workers [--json]",
+               "tpush"};
+  app.prefix_command();  // options end at the first word of the remote command
+  app.footer(
+      "Exit status: 0 all ok; 1 a remote command failed; 255 a worker was unreachable, timed out\n"
+      "or lost; 2 usage error; 130 interrupted; 141 output closed. See tpush(1).");
+  add_options(app, o, version);
+
+  CLI::App sub{"", "tpush"};
+  add_options(sub, o, version);
+  sub.add_flag("--json", o.json, "workers: print JSON");
   try {
     app.parse(argc, argv);
+    o.rest = app.remaining();
+    if (!o.rest.empty() && is_subcommand(o.rest.front()) && !version) {
+      o.subcommand = o.rest.front();
+      parse_or_throw(sub, std::vector<std::string>(o.rest.begin() + 1, o.rest.end()));
+      o.rest = {o.subcommand};
+    }
   } catch (const CLI::CallForHelp& e) {
     std::cout << app.help();
     return std::nullopt;
+  } catch (const CLI::ExtrasError& e) {
+    throw UsageError(std::string(e.what()) + " for 'tpush " + o.subcommand + "' (see tpush --help)");
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     throw UsageError(what + " (see tpush --help)");
@@ -134,7 +167,6 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
     std::cout << "tpush " << TPUSH_VERSION << " (libssh2 " << ssh::libssh2_version() << ")\n";
     return std::nullopt;
   }
-  o.rest = app.remaining();
   if (!o.rest.empty() && o.rest.front() == "--") o.rest.erase(o.rest.begin());
   else if (!o.rest.empty() && o.rest.front().size() > 1 && o.rest.front()[0] == '-')
     throw UsageError(unknown_option_message(app, o.rest.front()));

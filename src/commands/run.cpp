@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -58,7 +60,7 @@ std::string remote_command_line(const std::string& command, const inventory::Wor
 }
 
 int run_on_workers(const Options& o, const std::vector<inventory::Worker>& workers,
-                   const std::string& command, int signal_fd) {
+                   const RunPlan& plan) {
   const auto started = std::chrono::steady_clock::now();
   const auto home = util::home_dir();
   std::vector<std::filesystem::path> identities(o.identities.begin(), o.identities.end());
@@ -82,22 +84,61 @@ int run_on_workers(const Options& o, const std::vector<inventory::Worker>& worke
   for (const auto& w : workers) labels.push_back(w.label);
   const std::string default_user = o.user.empty() ? util::user_name() : o.user;
   const uint16_t default_port = o.port ? o.port : 22;
+  const std::size_t fanout = choose_fanout(o, workers.size());
 
   output::Writer writer(STDOUT_FILENO, STDERR_FILENO);
   output::LineOutput lines(writer, labels, {!o.no_prefix, use_color(o.color)});
 
-  auto factory = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
-    const auto& w = workers[i];
-    ssh::Endpoint ep{w.target.host, w.target.port ? w.target.port : default_port,
-                     w.target.user.empty() ? default_user : w.target.user, w.host_key_aliases,
-                     w.pinned_host_key};
-    return std::make_unique<fanout::CommandJob>(i, std::move(ep), settings,
-                                                remote_command_line(command, w, i, workers.size()),
-                                                deadlines, lines, writer);
+  // Runs the command on the workers at `targets` (indices into `workers`,
+  // whose entries may have been refreshed since).
+  std::vector<inventory::Worker> current = workers;
+  auto run_subset = [&](const std::vector<std::size_t>& targets) {
+    auto factory = [&](std::size_t k) -> std::unique_ptr<fanout::Job> {
+      const std::size_t i = targets[k];
+      const auto& w = current[i];
+      ssh::Endpoint ep{w.target.host, w.target.port ? w.target.port : default_port,
+                       w.target.user.empty() ? default_user : w.target.user, w.host_key_aliases,
+                       w.pinned_host_key};
+      return std::make_unique<fanout::CommandJob>(
+          i, std::move(ep), settings, remote_command_line(plan.command, w, i, current.size()),
+          deadlines, lines, writer);
+    };
+    fanout::Scheduler scheduler(targets.size(), fanout, factory, plan.signal_fd, &writer,
+                                [&] { lines.flush(); });
+    return scheduler.run();
   };
-  fanout::Scheduler scheduler(workers.size(), choose_fanout(o, workers.size()), factory, signal_fd,
-                              &writer, [&] { lines.flush(); });
-  const fanout::RunOutcome run = scheduler.run();
+
+  std::vector<std::size_t> everyone(workers.size());
+  for (std::size_t i = 0; i < everyone.size(); ++i) everyone[i] = i;
+  fanout::RunOutcome run = run_subset(everyone);
+
+  if (plan.refresh && !run.interrupted && !run.output_closed) {
+    std::vector<std::size_t> retry;
+    std::vector<inventory::Worker> fresh;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      const auto& r = run.results[i];
+      if (r.reached || (r.outcome != fanout::Outcome::unreachable && r.outcome != fanout::Outcome::timed_out))
+        continue;
+      if (fresh.empty()) {
+        spdlog::info("cached addresses failed to connect; describing the TPU again");
+        fresh = plan.refresh();
+      }
+      for (const auto& f : fresh) {
+        if (f.label == current[i].label && !(f.target == current[i].target)) {
+          spdlog::warn("{}: address changed from {} to {}; retrying", f.label, current[i].target.host,
+                       f.target.host);
+          current[i] = f;
+          retry.push_back(i);
+        }
+      }
+    }
+    if (!retry.empty()) {
+      fanout::RunOutcome again = run_subset(retry);
+      for (std::size_t k = 0; k < retry.size(); ++k) run.results[retry[k]] = again.results[k];
+      run.interrupted = again.interrupted;
+      run.output_closed = again.output_closed;
+    }
+  }
   writer.drain_and_stop();
   if (run.output_closed || writer.reader_gone()) return exit_code::output_closed;
 

@@ -116,6 +116,7 @@ void CommandJob::finish(Outcome outcome, std::string reason, int exit_status) {
   result_.outcome = outcome;
   result_.reason = std::move(reason);
   result_.exit_status = exit_status;
+  result_.reached = connection_.reached();
   result_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
 }
 

@@ -4,7 +4,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 #include <future>
@@ -42,7 +45,8 @@ std::string where(const GcloudSubject& s) {
 
 std::string GcloudResult::command_line() const { return "gcloud " + join(args, " "); }
 
-GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::seconds timeout) {
+GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::seconds timeout,
+                        int interrupt_fd) {
   GcloudResult result;
   result.args = args;
   result.timeout = timeout;
@@ -75,6 +79,10 @@ GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::secon
                       bp::std_err > err_future, ios,
                       bp::extend::on_exec_setup([child_env](auto& exec) {
                         ::setpgid(0, 0);  // its own process group: a timeout kills all of it
+                        sigset_t none;    // tpush blocks SIGINT/SIGTERM/SIGHUP and ignores
+                        sigemptyset(&none);  // SIGPIPE; gcloud gets the defaults back
+                        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+                        ::signal(SIGPIPE, SIG_DFL);
                         exec.env = child_env;
                       }));
   } catch (const std::system_error& e) {
@@ -83,25 +91,54 @@ GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::secon
   }
   const pid_t pid = child.id();
 
-  ios.run_for(timeout);
-  if (!ios.stopped()) {
+  // Ctrl-C while gcloud runs: the caller's interrupt fd becomes readable (it is
+  // only watched here, never read, so the caller still sees the signal).
+  bool interrupted = false;
+  std::optional<boost::asio::posix::stream_descriptor> interrupt;
+  if (interrupt_fd >= 0) {
+    int copy = ::fcntl(interrupt_fd, F_DUPFD_CLOEXEC, 0);
+    if (copy >= 0) {
+      interrupt.emplace(ios, copy);
+      interrupt->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                            [&interrupted](const boost::system::error_code& ec) {
+                              if (!ec) interrupted = true;
+                            });
+    }
+  }
+
+  auto done = [&] {
+    return out_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
+           err_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done() && !interrupted && !ios.stopped()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      result.timed_out = true;
+      break;
+    }
+    ios.run_one_for(deadline - now);
+  }
+  if (result.timed_out || interrupted) {
     // Still running (or its pipes are still open): stop the whole group.
-    result.timed_out = true;
     ::kill(-pid, SIGKILL);
     std::error_code ignored;
     child.terminate(ignored);
-    ios.restart();
-    ios.run_for(std::chrono::seconds(2));
   }
+  if (interrupt) interrupt->cancel();
+  ios.restart();
+  ios.run_for(std::chrono::seconds(2));  // let the pipe readers see EOF
   std::error_code ec;
   child.wait(ec);
-  if (!result.timed_out) result.exit_code = child.exit_code();
+  result.interrupted = interrupted;
+  if (!result.timed_out && !interrupted) result.exit_code = child.exit_code();
   if (out_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     try { result.out = out_future.get(); } catch (const std::exception&) {}
   }
   if (err_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     try { result.err = err_future.get(); } catch (const std::exception&) {}
   }
+  if (interrupted) throw GcloudInterrupted("interrupted while running " + result.command_line());
   return result;
 }
 
@@ -192,8 +229,9 @@ void throw_gcloud_failure(const GcloudResult& result, const GcloudSubject& subje
   throw SetupError(gcloud_failure_message(result, subject));
 }
 
-std::optional<std::string> gcloud_config_value(const std::string& key, std::chrono::seconds timeout) {
-  GcloudResult r = run_gcloud({"config", "get-value", key}, timeout);
+std::optional<std::string> gcloud_config_value(const std::string& key, std::chrono::seconds timeout,
+                                               int interrupt_fd) {
+  GcloudResult r = run_gcloud({"config", "get-value", key}, timeout, interrupt_fd);
   if (!r.ok()) {
     GcloudSubject subject{"gcloud property", key, "", {}, ""};
     throw_gcloud_failure(r, subject);

@@ -120,13 +120,13 @@ struct Setting {
 };
 
 std::optional<Setting> from_gcloud_config(const std::string& section, const std::string& key,
-                                          std::chrono::seconds timeout) {
+                                          std::chrono::seconds timeout, int interrupt_fd) {
   const std::string property = section + "/" + key;
   std::optional<std::string> value;
   if (auto file = config_file_value(section, key)) {
     value = *file;
   } else {
-    value = gcloud_config_value(property, timeout);
+    value = gcloud_config_value(property, timeout, interrupt_fd);
   }
   if (!value) return std::nullopt;
   return Setting{{*value}, "gcloud config " + property};
@@ -135,7 +135,7 @@ std::optional<Setting> from_gcloud_config(const std::string& section, const std:
 Setting resolve_project(const TpuQuery& q) {
   if (!q.project.empty()) return {{q.project}, "--project"};
   if (auto v = env_or_empty("CLOUDSDK_CORE_PROJECT"); !v.empty()) return {{v}, "CLOUDSDK_CORE_PROJECT"};
-  if (auto s = from_gcloud_config("core", "project", q.gcloud_timeout)) return *s;
+  if (auto s = from_gcloud_config("core", "project", q.gcloud_timeout, q.interrupt_fd)) return *s;
   throw UsageError("no project for the TPU: pass --project PROJECT, set CLOUDSDK_CORE_PROJECT, or "
                    "run gcloud config set project PROJECT");
 }
@@ -145,7 +145,7 @@ Setting resolve_zones(const TpuQuery& q) {
   for (const char* var : {"TPUSH_ZONE", "CLOUDSDK_COMPUTE_ZONE"}) {
     if (auto v = env_or_empty(var); !v.empty()) return {split_list({v}), var};
   }
-  if (auto s = from_gcloud_config("compute", "zone", q.gcloud_timeout)) return *s;
+  if (auto s = from_gcloud_config("compute", "zone", q.gcloud_timeout, q.interrupt_fd)) return *s;
   throw UsageError("no zone for the TPU: pass --zone ZONE, set TPUSH_ZONE, or run gcloud config "
                    "set compute/zone ZONE");
 }
@@ -182,7 +182,7 @@ std::vector<std::string> gcloud_args(const char* verb_group, const char* verb, c
 
 void fetch_host_keys(NodeJob& job, const TpuQuery& q, const TpuCache& cache, TpuCacheEntry& entry) {
   const TpuNodeRef& ref = job.node.ref;
-  GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "get-guest-attributes", ref), q.gcloud_timeout);
+  GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "get-guest-attributes", ref), q.gcloud_timeout, q.interrupt_fd);
   if (!r.ok()) {
     throw_gcloud_failure(r, GcloudSubject{"TPU", ref.name, ref.project, {ref.zone}, ""});
   }
@@ -227,7 +227,7 @@ void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
   for (std::size_t i = 0; i < job.candidates.size(); ++i) {
     const TpuNodeRef& ref = job.candidates[i];
     tried.push_back(ref.zone);
-    GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "describe", ref), q.gcloud_timeout);
+    GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "describe", ref), q.gcloud_timeout, q.interrupt_fd);
     if (!r.ok()) {
       bool last = i + 1 == job.candidates.size();
       if (!last && classify_gcloud_failure(r) == GcloudFailure::not_found) continue;
@@ -304,7 +304,7 @@ void resolve_qr(QrJob& job, const TpuQuery& q, const TpuCache& cache) {
   for (std::size_t i = 0; i < job.candidates.size(); ++i) {
     const TpuNodeRef& ref = job.candidates[i];
     tried.push_back(ref.zone);
-    GcloudResult r = run_gcloud(gcloud_args("queued-resources", "describe", ref), q.gcloud_timeout);
+    GcloudResult r = run_gcloud(gcloud_args("queued-resources", "describe", ref), q.gcloud_timeout, q.interrupt_fd);
     if (!r.ok()) {
       bool last = i + 1 == job.candidates.size();
       if (!last && classify_gcloud_failure(r) == GcloudFailure::not_found) continue;

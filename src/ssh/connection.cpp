@@ -178,6 +178,7 @@ void Connection::finish_connect() {
   }
   freeaddrinfo(addresses_);
   addresses_ = next_address_ = nullptr;
+  reached_ = true;
   start_session();
 }
 

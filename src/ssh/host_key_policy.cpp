@@ -13,6 +13,9 @@ std::span<const std::string> other_aliases(const HostKeyIdentity& id) {
   return id.aliases.empty() ? id.aliases : id.aliases.subspan(1);
 }
 
+// Like OpenSSH's HostKeyAlias, an alias is recorded bare, whatever the port.
+uint16_t lookup_port(const HostKeyIdentity& id) { return id.aliases.empty() ? id.port : 22; }
+
 // The name ssh-keygen -R wants for this entry.
 std::string keygen_name(const std::string& host, uint16_t port) {
   return port == 22 ? host : "[" + host + "]:" + std::to_string(port);
@@ -40,7 +43,8 @@ std::vector<std::string> HostKeyPolicy::known_types(const HostKeyIdentity& id) c
   if (id.pinned && *id.pinned)
     if (auto k = parse_public_key(**id.pinned)) types.push_back(k->type);
   if (mode_ != HostKeyMode::no)
-    for (auto& t : known_.known_types(lookup_name(id), id.port, other_aliases(id))) types.push_back(t);
+    for (auto& t : known_.known_types(lookup_name(id), lookup_port(id), other_aliases(id)))
+      types.push_back(t);
   return types;
 }
 
@@ -59,7 +63,8 @@ HostKeyVerdict HostKeyPolicy::verify(const HostKeyIdentity& id, const HostKey& o
   }
 
   const std::string name = lookup_name(id);
-  const auto check = known_.check(name, id.port, offered, other_aliases(id));
+  const uint16_t port = lookup_port(id);
+  const auto check = known_.check(name, port, offered, other_aliases(id));
   switch (check.status) {
     case HostKeyStatus::match:
       return {true, {}};
@@ -71,15 +76,15 @@ HostKeyVerdict HostKeyPolicy::verify(const HostKeyIdentity& id, const HostKey& o
                          check.expected_type + " " + check.expected_fingerprint + " at " +
                          check.file + ":" + std::to_string(check.line) +
                          "; if the host was rebuilt: ssh-keygen -R '" +
-                         keygen_name(name, id.port) + "' -f " + check.file + ")"};
+                         keygen_name(name, port) + "' -f " + check.file + ")"};
     case HostKeyStatus::unknown:
       break;
   }
   if (mode_ == HostKeyMode::yes)
     return {false, "host key unknown (" + offered_fp + " is not in " + user_file_.string() +
                        "; use --host-key-check=accept-new to record it)"};
-  known_.add(name, id.port, offered);
-  const std::string err = append_known_host(user_file_, name, id.port, offered);
+  known_.add(name, port, offered);
+  const std::string err = append_known_host(user_file_, name, port, offered);
   if (!err.empty()) return {true, {}, "could not record the new host key: " + err};
   return {true, {}};
 }

@@ -17,6 +17,7 @@ struct Options {
   std::vector<std::string> queued_resources;
   std::string zone, project, worker_selection = "all";
   bool internal_ip = false, refresh = false, fetch_host_keys = false;
+  int gcloud_timeout = 60;
   // how
   std::string user;                     // -l
   uint16_t port = 0;                    // -p
@@ -31,7 +32,10 @@ struct Options {
   bool no_prefix = false, quiet = false, summary_always = false;
   int verbose = 0;
   std::string color = "auto";
-  // the remote command, or a subcommand and its arguments
+  // a subcommand ("workers") and its own flags
+  std::string subcommand;
+  bool json = false;
+  // the remote command (or just the subcommand's name)
   std::vector<std::string> rest;
 };
 

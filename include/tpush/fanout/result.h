@@ -20,6 +20,7 @@ struct WorkerResult {
   int exit_status = -1;   // remote exit status, when the command finished
   std::string reason;     // what the summary prints, e.g. "exit 3", "connect refused"
   double seconds = 0;     // wall time from start to finish for this worker
+  bool reached = false;   // a TCP connection to the worker was established
 };
 
 }  // namespace tpush::fanout

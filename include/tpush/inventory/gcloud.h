@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct GcloudResult {
   std::vector<std::string> args;  // without the leading "gcloud"
   int exit_code = -1;
   bool timed_out = false;
+  bool interrupted = false;
   std::chrono::seconds timeout{0};
   std::string out, err;
 
@@ -23,10 +25,20 @@ struct GcloudResult {
   std::string command_line() const;  // "gcloud compute tpus ..." for messages
 };
 
+// Thrown when the interrupt fd became readable while gcloud ran (Ctrl-C):
+// gcloud was killed; the caller exits as interrupted (130).
+class GcloudInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Runs `gcloud args...`. Throws SetupError when gcloud is not on PATH or
 // cannot be started; a non-zero exit or a timeout is reported in the result
-// (the child and its process group are killed on timeout).
-GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::seconds timeout);
+// (the child and its process group are killed on timeout). `interrupt_fd`
+// (e.g. SignalScope's signalfd; -1 = none) is watched, never read: when it
+// becomes readable gcloud is killed and GcloudInterrupted is thrown.
+GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::seconds timeout,
+                        int interrupt_fd = -1);
 
 // What a failed gcloud call was about, for the error message.
 struct GcloudSubject {
@@ -57,7 +69,8 @@ std::string gcloud_failure_message(const GcloudResult& result, const GcloudSubje
 
 // `gcloud config get-value KEY`: the value, or nullopt when unset. Throws
 // SetupError when gcloud fails or times out.
-std::optional<std::string> gcloud_config_value(const std::string& key, std::chrono::seconds timeout);
+std::optional<std::string> gcloud_config_value(const std::string& key, std::chrono::seconds timeout,
+                                               int interrupt_fd = -1);
 
 // The first line of gcloud's error text with the "ERROR: (gcloud.x.y) " prefix
 // removed, cut to a readable length ("" when stderr is empty).

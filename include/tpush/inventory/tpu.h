@@ -34,6 +34,8 @@ struct TpuQuery {
                                  // from gcloud's guest attributes
   std::chrono::seconds gcloud_timeout{60};  // --gcloud-timeout, per gcloud call
   std::filesystem::path cache_dir;  // "" = $XDG_CACHE_HOME/tpush, else ~/.cache/tpush
+  int interrupt_fd = -1;  // watched (never read) while gcloud runs, e.g. SignalScope::fd():
+                          // readable -> gcloud killed, GcloudInterrupted thrown (exit 130)
 };
 
 // Where one resolved worker came from (parallel to TpuResolution::workers).
@@ -67,6 +69,7 @@ struct TpuResolution {
   std::string source;                   // e.g. "gcloud describe mytpu (my-project/us-central2-b)"
 };
 
+// Throws UsageError (exit 2), SetupError (exit 255), GcloudInterrupted (gcloud.h; exit 130).
 TpuResolution resolve_tpus(const TpuQuery& query);
 
 // The cache directory a query uses ($XDG_CACHE_HOME/tpush or ~/.cache/tpush).

@@ -52,6 +52,9 @@ class Connection {
 
   void advance();
   Phase phase() const { return phase_; }
+  // True once the TCP connection was established (later failures are not
+  // about the address).
+  bool reached() const { return reached_; }
   const char* phase_name() const;
   int fd() const { return fd_; }
   Wait wait() const;
@@ -104,6 +107,7 @@ class Connection {
   addrinfo* addresses_ = nullptr;
   addrinfo* next_address_ = nullptr;
   std::string connect_error_;
+  bool reached_ = false;
 
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = Clock::now();
