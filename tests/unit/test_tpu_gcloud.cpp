@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "test_tpu_support.h"
 #include "tpush/inventory/gcloud.h"
@@ -136,4 +137,30 @@ TEST_CASE("gcloud: the child gets our environment plus CLOUDSDK_CORE_DISABLE_PRO
   GcloudResult r = run_gcloud({"a b", "c"}, std::chrono::seconds(10));
   CHECK(r.ok());
   CHECK(r.out == "1 marked\na b|c\n");
+}
+
+TEST_CASE("gcloud: an interrupt fd that becomes readable kills gcloud and is left unread") {
+  tpush::test::FakeGcloud fake;
+  fake.error("describe", "HANG");
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::thread ctrl_c([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    CHECK(::write(fds[1], "x", 1) == 1);
+  });
+  auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(run_gcloud(kDescribe, std::chrono::seconds(60), fds[0]), GcloudInterrupted);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  ctrl_c.join();
+  char c = 0;
+  CHECK(::read(fds[0], &c, 1) == 1);  // still there for the caller's event loop
+  ::close(fds[0]);
+  ::close(fds[1]);
+
+  // An idle interrupt fd does not get in the way.
+  REQUIRE(::pipe(fds) == 0);
+  std::filesystem::remove(fake.fixtures() / "error" / "describe");
+  CHECK(run_gcloud(kDescribe, std::chrono::seconds(30), fds[0]).ok());
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
