@@ -49,7 +49,7 @@ CLI::Option* one_each(CLI::Option* o) {
 }
 
 // The options every form of tpush takes, bound to `o`.
-void add_options(CLI::App& app, Options& o, bool& version) {
+void add_options(CLI::App& app, Options& o, bool& version, bool port_short = true) {
   auto* where = "Workers";
   one_each(app.add_option("-w", o.host_exprs, "Hosts: node[01-16],user@h:port,^FILE (repeatable)")
                             ->group(where));
@@ -76,7 +76,7 @@ void add_options(CLI::App& app, Options& o, bool& version) {
 
   auto* how = "Connection";
   app.add_option("-l,--user", o.user, "Remote user (default: user@ in the host, else $USER)")->group(how);
-  app.add_option("-p,--port", o.port, "Remote port (default: host:port, else 22)")
+  app.add_option(port_short ? "-p,--port" : "--port", o.port, "Remote port (default: host:port, else 22)")
       ->check(CLI::Range(1, 65535))
       ->group(how);
   one_each(app.add_option("-i,--identity", o.identities, "Private key file (repeatable)")->group(how));
@@ -115,15 +115,6 @@ void add_options(CLI::App& app, Options& o, bool& version) {
 
 }
 
-// Subcommands take the same options after their name (`tpush workers -t x`).
-constexpr const char* kSubcommands[] = {"workers"};
-
-bool is_subcommand(const std::string& word) {
-  for (const char* s : kSubcommands)
-    if (word == s) return true;
-  return false;
-}
-
 void parse_or_throw(CLI::App& app, std::vector<std::string> args) {
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   app.parse(args);
@@ -131,46 +122,64 @@ void parse_or_throw(CLI::App& app, std::vector<std::string> args) {
 
 }  // namespace
 
-std::optional<Options> parse_options(int argc, const char* const* argv) {
+std::optional<Options> parse_options(int argc, const char* const* argv,
+                                     const std::function<bool(const std::string&)>& is_subcommand) {
   Options o;
   bool version = false;
   CLI::App app{"tpush: run a command on every worker of a TPU pod or host list, at once\n\n"
-               "Usage: tpush [OPTIONS] COMMAND...\n       tpush [OPTIONS] workers [--json]",
+               "Usage: tpush [OPTIONS] COMMAND...\n       tpush [OPTIONS] SUBCOMMAND [ARGS...]\n"
+               "Subcommands (each takes these options too; see tpush SUBCOMMAND --help):\n"
+               "  workers [--json]   list the resolved workers and where they came from",
                "tpush"};
   app.prefix_command();  // options end at the first word of the remote command
   app.footer(
       "Exit status: 0 all ok; 1 a remote command failed; 255 a worker was unreachable, timed out\n"
       "or lost; 2 usage error; 130 interrupted; 141 output closed. See tpush(1).");
   add_options(app, o, version);
-
-  CLI::App sub{"", "tpush"};
-  add_options(sub, o, version);
-  sub.add_flag("--json", o.json, "workers: print JSON");
   try {
     app.parse(argc, argv);
-    o.rest = app.remaining();
-    if (!o.rest.empty() && is_subcommand(o.rest.front()) && !version) {
-      o.subcommand = o.rest.front();
-      parse_or_throw(sub, std::vector<std::string>(o.rest.begin() + 1, o.rest.end()));
-      o.rest = {o.subcommand};
-    }
   } catch (const CLI::CallForHelp& e) {
     std::cout << app.help();
     return std::nullopt;
-  } catch (const CLI::ExtrasError& e) {
-    throw UsageError(std::string(e.what()) + " for 'tpush " + o.subcommand + "' (see tpush --help)");
   } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    throw UsageError(what + " (see tpush --help)");
+    throw UsageError(std::string(e.what()) + " (see tpush --help)");
   }
   if (version) {
     std::cout << "tpush " << TPUSH_VERSION << " (libssh2 " << ssh::libssh2_version() << ")\n";
     return std::nullopt;
   }
-  if (!o.rest.empty() && o.rest.front() == "--") o.rest.erase(o.rest.begin());
-  else if (!o.rest.empty() && o.rest.front().size() > 1 && o.rest.front()[0] == '-')
+  o.rest = app.remaining();
+  if (!o.rest.empty() && is_subcommand(o.rest.front())) {
+    o.subcommand = o.rest.front();
+    o.rest.erase(o.rest.begin());  // parsed later by parse_subcommand
+  } else if (!o.rest.empty() && o.rest.front() == "--") {
+    o.rest.erase(o.rest.begin());
+  } else if (!o.rest.empty() && o.rest.front().size() > 1 && o.rest.front()[0] == '-') {
     throw UsageError(unknown_option_message(app, o.rest.front()));
+  }
   return o;
+}
+
+std::optional<std::vector<std::string>> parse_subcommand(Options& o, const SubcommandSpec& spec) {
+  bool version = false;
+  std::vector<std::string> positionals;
+  CLI::App app{spec.description + "\n\nUsage: tpush [OPTIONS] " + spec.usage, "tpush " + o.subcommand};
+  if (spec.add_own) spec.add_own(app);  // first: its own short options win (cp -p)
+  add_options(app, o, version, spec.port_short);
+  app.add_option("args", positionals, "")->group("");
+  try {
+    parse_or_throw(app, o.rest);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app.help();
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(std::string(e.what()) + " for 'tpush " + o.subcommand + "' (see tpush " +
+                     o.subcommand + " --help)");
+  }
+  if (!spec.takes_args && !positionals.empty())
+    throw UsageError("unexpected argument '" + positionals.front() + "' for 'tpush " + o.subcommand +
+                     "' (usage: tpush [OPTIONS] " + spec.usage + ")");
+  return positionals;
 }
 
 }  // namespace tpush::commands

@@ -2,9 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace tpush::commands {
 
@@ -32,16 +37,33 @@ struct Options {
   bool no_prefix = false, quiet = false, summary_always = false;
   int verbose = 0;
   std::string color = "auto";
-  // a subcommand ("workers") and its own flags
+  // the subcommand ("workers", ...), if any
   std::string subcommand;
-  bool json = false;
-  // the remote command (or just the subcommand's name)
+  // the remote command, or the subcommand's unparsed arguments
   std::vector<std::string> rest;
 };
 
-// Parses argv. Returns nullopt when it already printed what was asked
-// (--help, --version). Throws UsageError for anything malformed.
-std::optional<Options> parse_options(int argc, const char* const* argv);
+// Parses argv up to the remote command. When the first word after the options
+// names a subcommand, `subcommand` is set and `rest` holds its raw arguments
+// (parse them with parse_subcommand). Returns nullopt when it already printed
+// what was asked (--help, --version). Throws UsageError for anything malformed.
+std::optional<Options> parse_options(int argc, const char* const* argv,
+                                     const std::function<bool(const std::string&)>& is_subcommand);
+
+// How a subcommand's arguments are read: every global option (so
+// `tpush cp -t mytpu f /dst` works), plus its own, added first so that its
+// short options win (cp's -p is --preserve; the port is then --port only).
+struct SubcommandSpec {
+  std::string usage;        // "cp [-r] [-p] SRC... DEST"
+  std::string description;  // one line
+  std::function<void(CLI::App&)> add_own;
+  bool port_short = true;   // false: -p belongs to the subcommand
+  bool takes_args = true;   // positional arguments allowed
+};
+
+// Parses o.rest for o.subcommand; returns its positional arguments, or nullopt
+// when --help was printed. Throws UsageError.
+std::optional<std::vector<std::string>> parse_subcommand(Options& o, const SubcommandSpec& spec);
 
 // Limit on concurrent sessions when -f is not given.
 inline constexpr std::size_t default_fanout_limit = 1024;

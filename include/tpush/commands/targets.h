@@ -1,0 +1,27 @@
+// From the command line's worker options to the list of workers to contact.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "tpush/commands/options.h"
+#include "tpush/inventory/tpu.h"
+#include "tpush/inventory/worker.h"
+
+namespace tpush::commands {
+
+struct Targets {
+  std::vector<inventory::Worker> workers;
+  // Set when every worker came from -t / --queued-resource (origins line up).
+  std::optional<inventory::TpuResolution> tpu;
+};
+
+// Host lists (-w, -H, minus -x) first, then TPUs. UsageError when there are none.
+Targets resolve_targets(const Options& o);
+
+// For workers resolved from the TPU cache: a fresh describe, to retry workers
+// whose cached address failed. Empty when there is nothing to refresh.
+std::function<std::vector<inventory::Worker>()> tpu_refresher(const Options& o, const Targets& t);
+
+}  // namespace tpush::commands
