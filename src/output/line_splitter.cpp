@@ -5,21 +5,22 @@ namespace tpush::output {
 void LineSplitter::append(std::string_view data, const Emit& emit) {
   while (!data.empty()) {
     const auto nl = data.find('\n');
-    if (nl == std::string_view::npos) {
-      partial_.append(data);
-      while (partial_.size() >= max_line) {
-        emit(std::string_view(partial_).substr(0, max_line), false);
-        partial_.erase(0, max_line);
-      }
-      return;
+    const std::string_view piece = data.substr(0, nl);
+    if (nl != std::string_view::npos && partial_.empty() && piece.size() <= max_line) {
+      emit(piece, true);  // the common case: a whole line in one chunk, no copy
+      data.remove_prefix(nl + 1);
+      continue;
     }
-    if (partial_.empty()) {
-      emit(data.substr(0, nl), true);  // common case: no copy
-    } else {
-      partial_.append(data.substr(0, nl));
-      emit(partial_, true);
-      partial_.clear();
+    partial_.append(piece);
+    // A runaway line leaves in max_line pieces; one of exactly max_line bytes
+    // waits for its newline.
+    while (partial_.size() > max_line) {
+      emit(std::string_view(partial_).substr(0, max_line), false);
+      partial_.erase(0, max_line);
     }
+    if (nl == std::string_view::npos) return;
+    emit(partial_, true);
+    partial_.clear();
     data.remove_prefix(nl + 1);
   }
 }

@@ -10,8 +10,7 @@ namespace tpush::output {
 using fanout::Outcome;
 
 int exit_code_for(const std::vector<fanout::WorkerResult>& results, bool interrupted) {
-  if (interrupted) return exit_code::interrupted;
-  bool failed = false;
+  bool failed = false, unreachable = false;
   for (const auto& r : results) {
     switch (r.outcome) {
       case Outcome::ok:
@@ -20,14 +19,18 @@ int exit_code_for(const std::vector<fanout::WorkerResult>& results, bool interru
         failed = true;
         break;
       case Outcome::interrupted:
-        return exit_code::interrupted;
+        interrupted = true;
+        break;
       case Outcome::unreachable:
       case Outcome::timed_out:
       case Outcome::lost:
       case Outcome::not_started:
-        return exit_code::unreachable;
+        unreachable = true;
+        break;
     }
   }
+  if (interrupted) return exit_code::interrupted;
+  if (unreachable) return exit_code::unreachable;
   return failed ? exit_code::command_failed : exit_code::ok;
 }
 
