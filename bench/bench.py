@@ -1,0 +1,443 @@
+#!/usr/bin/python3
+"""tpush benchmark: tpush vs pdsh -R ssh, parallel-ssh and clush on a loopback farm.
+
+Run through bench/run.sh (see bench/README.md).  One farm (tests/farm/farm.py, one sshd
+on many 127.0.x.y addresses, key exchange pinned to curve25519-sha256) per N.  Each run:
+
+  * the tool is started by this script; it joins a fresh memory cgroup (cgroup v1
+    memory.max_usage_in_bytes = peak of all its processes together) before exec;
+  * stdout goes through a pipe to `cat` running OUTSIDE the cgroup (so page cache for the
+    output file is not charged to the tool);
+  * wall = monotonic time from spawn to wait4(); client CPU = wait4's rusage
+    (user+sys of the tool and every descendant it reaped);
+  * sshd CPU = delta of utime+stime+cutime+cstime of the farm's listening sshd (its
+    per-connection children and the remote commands are reaped inside its tree), read
+    after every session of the run has exited;
+  * success is checked from the output (every worker's lines whole and attributed) and
+    the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests" / "farm"))
+import farm as farmmod  # noqa: E402
+
+LINES = 1000
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+# --------------------------------------------------------------------------- farm
+
+class BenchSshd(farmmod.Sshd):
+    """The farm's sshd with the key exchange pinned and quiet logging."""
+
+    def write_config(self) -> None:
+        super().write_config()
+        text = self.config.read_text().replace("LogLevel VERBOSE", "LogLevel ERROR")
+        text += "KexAlgorithms curve25519-sha256\n"
+        self.config.write_text(text)
+
+
+farmmod.Sshd = BenchSshd  # Farm.start() builds its sshd through the module global
+
+
+def start_farm(directory: Path, workers: int) -> farmmod.Farm:
+    directory.mkdir(parents=True, exist_ok=True)
+    f = farmmod.Farm(directory, workers).start()
+    (f.dir / "hosts-plain").write_text("".join(a + "\n" for a in f.addresses))
+    return f
+
+
+def ssh_config(f: farmmod.Farm, port: int, name: str) -> Path:
+    """A private ssh_config (used with -F) for the OpenSSH-based anchors."""
+    cfg = f.dir / name
+    cfg.write_text(f"""Host *
+  Port {port}
+  User {os.environ.get('USER') or 'root'}
+  IdentityFile {f.key('id_ed25519')}
+  IdentitiesOnly yes
+  UserKnownHostsFile {f.known_hosts}
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  UpdateHostKeys no
+  BatchMode yes
+  ControlMaster no
+  ControlPath none
+  LogLevel ERROR
+""")
+    return cfg
+
+
+def sshd_cpu(pid: int) -> float:
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    fields = raw[raw.rindex(")") + 2:].split()
+    # fields[11..14] = utime stime cutime cstime (man 5 proc: 14..17, 1-based from pid)
+    return sum(int(x) for x in fields[11:15]) / CLK
+
+
+def wait_sessions_gone(f: farmmod.Farm, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if not farmmod.descendants(f.sshd.pid):
+            return
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- cgroup
+
+def memory_cgroup_base() -> Path | None:
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if "memory" in ctrls.split(","):
+            base = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+            return base if (base / "memory.max_usage_in_bytes").exists() else None
+    return None
+
+
+class MemCgroup:
+    def __init__(self, tag: str):
+        base = memory_cgroup_base()
+        self.path = None
+        if base is not None:
+            p = base / f"tpush-bench-{os.getpid()}-{tag}"
+            try:
+                p.mkdir()
+                self.path = p
+            except OSError:
+                self.path = None
+
+    def join_fn(self):
+        path = self.path
+
+        def fn():
+            if path is not None:
+                (path / "cgroup.procs").write_text(str(os.getpid()))
+            os.setsid()
+        return fn
+
+    def peak(self) -> int | None:
+        if self.path is None:
+            return None
+        return int((self.path / "memory.max_usage_in_bytes").read_text())
+
+    def remove(self) -> None:
+        if self.path is None:
+            return
+        for _ in range(100):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- tools
+
+def remote_command(scenario: str) -> str:
+    if scenario == "true":
+        return "true"
+    # every line carries the worker's own address (3rd field of SSH_CONNECTION)
+    return f'set -- $SSH_CONNECTION; seq -f "$3 %g" {LINES}'
+
+
+def tool_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path, cmd: str,
+              tpush_bin: str) -> tuple[list[str], dict[str, str]]:
+    hosts = str(f.dir / "hosts-plain")
+    env: dict[str, str] = {}
+    if tool == "tpush":
+        argv = [tpush_bin, "-H", hosts, "-p", str(port)]
+        if fan:
+            argv += ["-f", str(fan)]
+        argv += [cmd]
+    elif tool == "pdsh":
+        argv = ["pdsh", "-R", "ssh", "-S", "-w", "^" + hosts]
+        if fan:
+            argv += ["-f", str(fan)]
+        argv += [cmd]
+        env["PDSH_SSH_ARGS_APPEND"] = f"-F {cfg}"
+    elif tool == "pssh":
+        # -t 0: no per-host timeout (its default 60 s would cut the slow anchors at N=1024)
+        argv = ["parallel-ssh", "-h", hosts, "-t", "0", "-x", f"-F {cfg}", "-i"]
+        if fan:
+            argv += ["-p", str(fan)]
+        argv += [cmd]
+    elif tool == "clush":
+        argv = ["clush", "-S", "--hostfile", hosts, "-o", f"-F {cfg}"]
+        if fan:
+            argv += ["-f", str(fan)]
+        argv += [cmd]
+    else:
+        raise ValueError(tool)
+    return argv, env
+
+
+DEFAULT_FANOUT = {"tpush": "all", "pdsh": "32", "pssh": "32", "clush": "64"}
+
+
+def variants(tools: list[str], n: int) -> list[tuple[str, int | None]]:
+    out = []
+    for t in tools:
+        out.append((t, n))                # full fan-out
+        if t != "tpush":                  # tpush's default fan-out is all workers (= N)
+            out.append((t, None))
+    return out
+
+
+# --------------------------------------------------------------------------- verification
+
+LINE_RE = re.compile(r"^([0-9.]+)(?::\d+)?:\s+([0-9.]+) (\d+)$")
+PSSH_HDR = re.compile(r"^\[\d+\] \S+ \[(SUCCESS|FAILURE)\] ([0-9.]+)(?::\d+)?(.*)$")
+
+
+def verify(tool: str, scenario: str, out: str, rc: int, addresses: list[str]) -> tuple[bool, str]:
+    """(ok, note): every worker succeeded; for `lines`, every line whole and attributed."""
+    want = set(addresses)
+    lines = out.splitlines()
+    if tool == "pssh":
+        ok_hosts, bodies, cur = set(), {}, None
+        for ln in lines:
+            m = PSSH_HDR.match(ln)
+            if m:
+                cur = m.group(2)
+                if m.group(1) == "SUCCESS":
+                    ok_hosts.add(cur)
+                bodies.setdefault(cur, [])
+            elif ln.startswith("Stderr:"):
+                cur = None
+            elif cur is not None:
+                bodies[cur].append(ln)
+        if ok_hosts != want:
+            return False, f"{len(want - ok_hosts)} workers not SUCCESS"
+        if scenario == "true":
+            return rc == 0, "" if rc == 0 else f"exit {rc}"
+        bad = 0
+        for a in addresses:
+            body = bodies.get(a, [])
+            exp = [f"{a} {i}" for i in range(1, LINES + 1)]
+            if body != exp:
+                bad += 1
+        return (bad == 0 and rc == 0), (f"{bad} workers with wrong lines" if bad else "")
+    if rc != 0:
+        return False, f"exit {rc}"
+    if scenario == "true":
+        return True, ""
+    per: dict[str, list[int]] = {}
+    junk = 0
+    for ln in lines:
+        m = LINE_RE.match(ln)
+        if not m or m.group(1) != m.group(2):
+            junk += 1
+            continue
+        per.setdefault(m.group(1), []).append(int(m.group(3)))
+    exp = list(range(1, LINES + 1))
+    bad = sum(1 for a in addresses if per.get(a) != exp)
+    extra = set(per) - want
+    ok = junk == 0 and bad == 0 and not extra
+    note = []
+    if junk:
+        note.append(f"{junk} malformed/misattributed lines")
+    if bad:
+        note.append(f"{bad} workers incomplete")
+    return ok, "; ".join(note)
+
+
+# --------------------------------------------------------------------------- one run
+
+def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: int, cfg: Path,
+             tpush_bin: str, workdir: Path, tag: str, timeout: float) -> dict:
+    cmd = remote_command(scenario)
+    argv, extra_env = tool_argv(tool, fan, f, port, cfg, cmd, tpush_bin)
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
+    env.update(extra_env)
+    env["HOME"] = str(f.home)  # tpush reads $HOME/.ssh; OpenSSH gets everything from -F cfg
+    out_path = workdir / f"{tag}.out"
+    err_path = workdir / f"{tag}.err"
+    wait_sessions_gone(f)
+    cg = MemCgroup(tag)
+    s0 = sshd_cpu(f.sshd.pid)
+    with open(out_path, "wb") as outf, open(err_path, "wb") as errf:
+        cat = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=outf)
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=cat.stdin,
+                             stderr=errf, preexec_fn=cg.join_fn(), close_fds=True)
+        cat.stdin.close()
+        timed_out = False
+        deadline = t0 + timeout
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                farmmod.kill_tree(p.pid, argv[0])
+                pid, status, ru = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.005)
+        wall = time.monotonic() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        cat.wait()
+    peak = cg.peak()
+    cg.remove()
+    wait_sessions_gone(f)
+    s1 = sshd_cpu(f.sshd.pid)
+    out = out_path.read_text(errors="replace")
+    ok, note = verify(tool, scenario, out, p.returncode, f.addresses)
+    if timed_out:
+        ok, note = False, f"killed after {timeout:.0f}s"
+    if ok:
+        out_path.unlink()  # keep only failing outputs (large)
+    return {"tool": tool, "fan": fan, "scenario": scenario, "wall": wall,
+            "cpu": ru.ru_utime + ru.ru_stime, "peak": peak, "sshd_cpu": s1 - s0,
+            "rc": p.returncode, "ok": ok, "note": note,
+            "err_tail": err_path.read_text(errors="replace")[-300:] if not ok else ""}
+
+
+# --------------------------------------------------------------------------- latency relay
+
+def start_relay(listen_port: int, target_port: int, delay: float, log: Path) -> subprocess.Popen:
+    p = subprocess.Popen(["/usr/bin/python3", str(HERE / "delayrelay.py"), "--listen-port",
+                          str(listen_port), "--target-port", str(target_port), "--delay", str(delay)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=open(log, "wb"),
+                         start_new_session=True, preexec_fn=farmmod._raise_nofile)
+    line = p.stdout.readline()  # "ready"
+    if not line.startswith(b"ready"):
+        raise RuntimeError(f"delay relay did not start: {log.read_text()[-500:]}")
+    return p
+
+
+# --------------------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", default="64,256,1024")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--scenarios", default="true,lines,latency")
+    ap.add_argument("--tools", default="tpush,pdsh,pssh,clush")
+    ap.add_argument("--latency-n", default="64,256")
+    ap.add_argument("--delay-ms", type=float, default=25.0)
+    ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(ROOT / "build" / "tpush")))
+    ap.add_argument("--workdir", default="/tmp/tpush-bench")
+    ap.add_argument("--json", default=str(HERE / "results.json"))
+    ap.add_argument("--results", default=str(HERE / "RESULTS.md"))
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--command-line", default="")
+    ap.add_argument("--append", action="store_true",
+                    help="add to the runs already in --json instead of starting over")
+    a = ap.parse_args(argv)
+
+    ns = [int(x) for x in a.n.split(",") if x]
+    scen = [s for s in a.scenarios.split(",") if s]
+    tools = [t for t in a.tools.split(",") if t]
+    lat_ns = [int(x) for x in a.latency_n.split(",") if x]
+    work = Path(a.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    results: list[dict] = []
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    loadavg_start = Path("/proc/loadavg").read_text().split()[:3]
+    old_meta = None
+    if a.append and Path(a.json).exists():
+        old = json.loads(Path(a.json).read_text())
+        results, old_meta = old["results"], old["meta"]
+
+    def save():
+        meta = machine_meta(a, started, loadavg_start)
+        if old_meta:
+            meta["started"], meta["loadavg_start"] = old_meta["started"], old_meta["loadavg_start"]
+            meta["command"] = old_meta["command"] + " && " + meta["command"]
+        Path(a.json).write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+        write_results(Path(a.results), meta, results)
+
+    all_ns = sorted(set(ns) | (set(lat_ns) if "latency" in scen else set()))
+    for n in all_ns:
+        fdir = work / f"farm-{n}"
+        f = start_farm(fdir, n)
+        relay = None
+        try:
+            cfg = ssh_config(f, f.port, "ssh_config")
+            plan = []
+            for s in ("true", "lines"):
+                if s in scen and n in ns:
+                    plan.append((s, f.port, cfg))
+            if "latency" in scen and n in lat_ns:
+                rport = farmmod.free_port()
+                relay = start_relay(rport, f.port, a.delay_ms / 1000, work / f"relay-{n}.log")
+                with open(f.known_hosts, "a") as kh:
+                    kh.write(farmmod.known_hosts_lines(f.addresses, rport, f.host_key_files))
+                plan.append(("latency", rport, ssh_config(f, rport, "ssh_config_latency")))
+            for scenario, port, c in plan:
+                vs = variants(tools, n)
+                for r in range(a.runs):
+                    # interleave tools within each repetition so machine noise spreads evenly
+                    for tool, fan in vs:
+                        tag = f"{n}-{scenario}-{tool}-{fan or 'def'}-{r}"
+                        res = run_once(tool, fan, "true" if scenario == "latency" else scenario,
+                                       f, port, c, a.tpush, work, tag, a.timeout)
+                        res.update(n=n, scenario=scenario, run=r,
+                                   load=float(Path("/proc/loadavg").read_text().split()[0]))
+                        results.append(res)
+                        print(f"bench: N={n} {scenario:7} {tool:5} f={fan or 'default':>7} run {r}: "
+                              f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s "
+                              f"peak {fmt_mib(res['peak'])} sshd {res['sshd_cpu']:.2f}s "
+                              f"{'ok' if res['ok'] else 'FAIL ' + res['note']}", file=sys.stderr, flush=True)
+                        save()
+        finally:
+            if relay is not None:
+                farmmod.kill_tree(relay.pid, "delayrelay.py", relay)
+            f.stop()
+    save()
+    return 0
+
+
+def fmt_mib(b):
+    return "n/a" if b is None else f"{b / 2**20:.1f} MiB"
+
+
+def machine_meta(a, started, loadavg_start) -> dict:
+    cpu = "?"
+    for ln in Path("/proc/cpuinfo").read_text().splitlines():
+        if ln.startswith("model name"):
+            cpu = ln.split(":", 1)[1].strip()
+            break
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src", "include"],
+                               capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit, dirty = "?", ""
+    ver = lambda c: (subprocess.run(c, capture_output=True, text=True).stdout.strip() or "?").splitlines()[0]
+    return {
+        "cpu": cpu, "ncpu": os.cpu_count(), "kernel": platform.release(),
+        "started": started, "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "commit": commit + (" (src/ modified)" if dirty else ""),
+        "command": a.command_line or "bash bench/run.sh",
+        "loadavg_start": loadavg_start,
+        "tpush": ver([a.tpush, "--version"]),
+        "memory_method": "cgroup v1 memory.max_usage_in_bytes" if memory_cgroup_base() else "none",
+        "delay_ms": a.delay_ms,
+    }
+
+
+def write_results(path: Path, meta: dict, results: list[dict]) -> None:
+    import results_md
+    path.write_text(results_md.render(meta, results))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    sys.exit(main())

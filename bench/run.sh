@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tpush benchmark entry point (make bench).  See bench/README.md.
+#
+#   bash bench/run.sh [--quick] [--n 64,256,1024] [--runs 3] [--scenarios true,lines,latency]
+#                     [--latency-n 64,256] [--tools tpush,pdsh,pssh,clush] [--workdir DIR] [--append]
+#
+# --quick = --n 64 --runs 1 --latency-n 64 (a smoke run, a few minutes).
+# TPUSH_BIN selects the binary (default build/tpush).  Writes bench/results.json and
+# bench/RESULTS.md (--append adds to the runs already in bench/results.json).
+# Never part of `make test`.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+orig=("$@")
+args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) args+=(--n 64 --runs 1 --latency-n 64) ;;
+    --append) args+=(--append) ;;
+    -h | --help) sed -n "2,10p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --n | --runs | --scenarios | --latency-n | --tools | --workdir | --delay-ms | --timeout | --results | --json)
+      [[ $# -ge 2 ]] || { echo "bench: $1 needs a value" >&2; exit 2; }
+      args+=("$1" "$2"); shift ;;
+    *) echo "bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+tpush_bin="${TPUSH_BIN:-$here/../build/tpush}"
+[[ -x "$tpush_bin" ]] || { echo "bench: tpush binary '$tpush_bin' not found (make build, or set TPUSH_BIN)" >&2; exit 1; }
+for t in pdsh parallel-ssh clush; do
+  command -v "$t" >/dev/null || { echo "bench: $t missing: scripts/install-deps.sh bench" >&2; exit 1; }
+done
+if "$tpush_bin" cp --help >/dev/null 2>&1; then
+  echo "bench: note: 'tpush cp' exists, but the 100 MiB copy scenario is not implemented in bench/ yet" >&2
+fi
+ulimit -n "$(ulimit -Hn)"
+cmdline="bash bench/run.sh${orig[*]:+ ${orig[*]}}"
+export PYTHONDONTWRITEBYTECODE=1
+exec /usr/bin/python3 "$here/bench.py" --tpush "$tpush_bin" --command-line "$cmdline" "${args[@]}"
