@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from pathlib import Path
 import sys
 
 TOOL_NAME = {"tpush": "tpush", "pdsh": "pdsh -R ssh", "pssh": "parallel-ssh", "clush": "clush"}
@@ -46,7 +47,10 @@ def render(meta: dict, results: list[dict]) -> str:
       "sshd's CPU for the run incl. sessions and remote commands (median); floor = sshd CPU / 2 cores; "
       "ok = runs where every worker succeeded (and every line arrived whole and attributed); "
       "ratio = tpush's median ÷ this row's (on tpush's own row: ÷ the best other tool's best row).\n")
-    for (n, scen), rows in sorted(groups(results).items(), key=lambda kv: (kv[0][1] != "true", kv[0][1], kv[0][0])):
+    scen_order = ["true", "lines", "latency"]
+    targets = []
+    for (n, scen), rows in sorted(groups(results).items(),
+                                  key=lambda kv: (scen_order.index(kv[0][1]) if kv[0][1] in scen_order else 9, kv[0][0])):
         w(f"## N = {n}, {SCEN.get(scen, scen)}\n")
         w("| tool | fan-out | wall s | client CPU s (ms/worker) | client peak MiB | sshd CPU s | floor s | ok | load | wall ratio | CPU ratio | mem ratio |")
         w("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -79,11 +83,54 @@ def render(meta: dict, results: list[dict]) -> str:
                 rw = rc = rm = "–"
             peak = "n/a" if s["peak"] is None else f"{s['peak'] / 2**20:.1f}"
             ok = f"{s['ok']}/{s['runs']}" + (f" ({'; '.join(s['notes'])})" if s["notes"] else "")
+            if t == "tpush":
+                targets.extend(check_targets(n, scen, s, others, stats))
             w(f"| {TOOL_NAME[t]} | {fan_s} | {s['wall']:.2f} ({s['wmin']:.2f}–{s['wmax']:.2f}) | "
               f"{s['cpu']:.2f} ({1000 * s['cpu'] / n:.1f}) | {peak} | {s['sshd']:.2f} | {s['sshd'] / 2:.2f} | "
               f"{ok} | {s['load']:.1f} | {rw} | {rc} | {rm} |")
         w("")
+    if targets:
+        w("## The issue's targets, checked against these medians\n")
+        w("| N | scenario | target | measured | met? |")
+        w("|---|---|---|---|---|")
+        for t in targets:
+            w("| " + " | ".join(t) + " |")
+        w("")
+    notes = Path(__file__).with_name("results-notes.md")  # hand-written remarks, appended verbatim
+    if notes.exists():
+        w(notes.read_text())
     return "\n".join(out) + "\n"
+
+
+def check_targets(n, scen, tp, others, stats):
+    """Rows (N, scenario, target, measured, met?) for the issue's targets that apply here."""
+    out = []
+    yes = lambda ok: "yes" if ok else "**no**"
+    okothers = [s for s in others if s["ok"] == s["runs"]] or others
+    fastest = min(okothers, key=lambda s: s["wall"]) if okothers else None
+    if scen in ("true", "lines"):
+        per = 1000 * tp["cpu"] / n
+        out.append((str(n), scen, "client CPU per worker ≤ 3 ms", f"{per:.1f} ms", yes(per <= 3)))
+    if scen == "true" and n == 256 and fastest:
+        r = tp["wall"] / fastest["wall"]
+        out.append((str(n), scen, "wall ≤ 0.6× fastest anchor (its best fan-out)",
+                    f"{tp['wall']:.2f} s = {r:.2f}× {fastest['wall']:.2f} s", yes(r <= 0.6)))
+    if scen in ("true", "latency") and n == 256:
+        floor = tp["sshd"] / 2
+        r = tp["wall"] / floor if floor else float("inf")
+        out.append((str(n), scen, "wall ≤ 1.3× sshd CPU floor (sshd CPU / 2)",
+                    f"{tp['wall']:.2f} s = {r:.2f}× {floor:.2f} s", yes(r <= 1.3)))
+    if n == 1024 and okothers:
+        light = min(s["peak"] for s in okothers if s["peak"] is not None)
+        if tp["peak"] is not None and light:
+            r = tp["peak"] / light
+            out.append((str(n), scen, "client peak ≤ 1/4 of the lightest anchor",
+                        f"{tp['peak'] / 2**20:.1f} MiB = {r:.2f}× {light / 2**20:.1f} MiB", yes(r <= 0.25)))
+    if scen == "latency" and n == 64 and fastest:
+        r = tp["wall"] / fastest["wall"]
+        out.append((str(n), scen, "wall ≤ 0.5× fastest anchor",
+                    f"{tp['wall']:.2f} s = {r:.2f}× {fastest['wall']:.2f} s", yes(r <= 0.5)))
+    return out
 
 
 if __name__ == "__main__":
