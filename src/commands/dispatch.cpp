@@ -3,6 +3,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <string_view>
 
 #include "tpush/commands/options.h"
@@ -63,6 +66,10 @@ int dispatch(int argc, const char* const* argv) {
   const Targets targets = resolve_targets(o);
   RunPlan plan;
   plan.command = join_command(o.rest);
+  plan.setup = {resolve_env(o.env), o.cd};
+  plan.tty = o.tty;
+  // Like ssh: a pipe or file on stdin goes to every worker; a terminal does not.
+  plan.forward_stdin = !o.no_stdin && !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) != -1;
   plan.signal_fd = signals.fd();
   plan.refresh = tpu_refresher(o, targets);
   return run_on_workers(o, targets.workers, plan);

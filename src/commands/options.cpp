@@ -100,6 +100,23 @@ void add_options(CLI::App& app, Options& o, bool& version, bool port_short = tru
       ->check(CLI::IsMember({"accept-new", "yes", "no"}))
       ->group(how);
 
+  auto* remote = "Remote command";
+  one_each(app.add_option("-e,--env", o.env,
+                          "Export NAME (its value here) or NAME=VALUE to the command (repeatable; "
+                          "values never appear in logs)")
+               ->group(remote));
+  app.add_option("--cd", o.cd, "Run the command in DIR on every worker")->group(remote);
+  app.add_flag("--tty", o.tty,
+               "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process "
+               "(stderr is merged into stdout)")
+      ->group(remote);
+  app.add_flag("-n,--no-stdin", o.no_stdin, "Do not send tpush's stdin to the workers")->group(remote);
+  app.add_flag("--detach", o.detach,
+               "Start the command in its own session on every worker and return (needs --log)")
+      ->group(remote);
+  app.add_option("--log", o.log_file, "With --detach: the file on each worker for the job's output")
+      ->group(remote);
+
   auto* out = "Output";
   app.add_option("--label", o.label, "Prefix lines with the host (default) or the index: w0, w1, ...")
       ->check(CLI::IsMember({"host", "index"}))

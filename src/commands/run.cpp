@@ -4,22 +4,57 @@
 
 #include "tpush/commands/run_context.h"
 #include "tpush/fanout/command_job.h"
+#include "tpush/fanout/input_feed.h"
+#include "tpush/util/error.h"
 #include "tpush/util/shell_quote.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <optional>
+#include <cstdlib>
 
 namespace tpush::commands {
 
-std::string remote_command_line(const std::string& command, const inventory::Worker& worker,
-                                std::size_t index, std::size_t count) {
-  std::vector<std::pair<std::string, std::string>> env = {
-      {"TPUSH_WORKER", std::to_string(index)}, {"TPUSH_NUM_WORKERS", std::to_string(count)}};
-  for (const auto& [name, value] : worker.env) {
-    bool replaced = false;
-    for (auto& e : env)
-      if (e.first == name) e.second = value, replaced = true;
-    if (!replaced) env.emplace_back(name, value);
+EnvList resolve_env(const std::vector<std::string>& specs) {
+  EnvList env;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    const std::string name = spec.substr(0, eq);
+    bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name) valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!valid)
+      throw UsageError("bad -e '" + name + "': a variable name is letters, digits and _ (write -e NAME=VALUE)");
+    if (eq != std::string::npos) {
+      env.emplace_back(name, spec.substr(eq + 1));
+      continue;
+    }
+    const char* value = std::getenv(name.c_str());
+    if (!value)
+      throw UsageError("-e " + name + ": " + name + " is not set here (export it, or write -e " + name + "=VALUE)");
+    env.emplace_back(name, value);
   }
+  return env;
+}
+
+std::string remote_command_line(const std::string& command, const inventory::Worker& worker,
+                                std::size_t index, std::size_t count, const RemoteSetup& setup,
+                                bool mask) {
+  EnvList env = {{"TPUSH_WORKER", std::to_string(index)}, {"TPUSH_NUM_WORKERS", std::to_string(count)}};
+  auto set = [&env](const std::string& name, const std::string& value) {
+    for (auto& e : env)
+      if (e.first == name) return void(e.second = value);
+    env.emplace_back(name, value);
+  };
+  for (const auto& [name, value] : worker.env) set(name, value);
   std::string line = "export";
   for (const auto& [name, value] : env) line += " " + name + "=" + util::shell_quote(value);
+  if (!setup.env.empty()) {
+    line += "; export";
+    for (const auto& [name, value] : setup.env)
+      line += " " + name + "=" + (mask ? std::string("'********'") : util::shell_quote(value));
+  }
+  if (!setup.cd.empty()) line += "; cd " + util::shell_quote(setup.cd) + " || exit 1";
   return line + "; " + command;
 }
 
@@ -59,13 +94,20 @@ void retry_moved_workers(RunContext& ctx, fanout::RunOutcome& run, const RunPlan
 int run_on_workers(const Options& o, const std::vector<inventory::Worker>& workers,
                    const RunPlan& plan) {
   RunContext ctx(o, workers, plan.signal_fd);
+  if (!workers.empty())
+    spdlog::debug("remote command for {}: {}", workers.front().label,
+                  remote_command_line(plan.command, workers.front(), 0, workers.size(), plan.setup, true));
+  std::optional<fanout::InputFeed> input;
+  if (plan.forward_stdin) input.emplace(STDIN_FILENO);
+  const ssh::ExecChannel::Settings channel{plan.tty, input ? &*input : nullptr};
   auto make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
     const auto& w = ctx.workers()[i];
     return std::make_unique<fanout::CommandJob>(
-        i, ctx.endpoint(i), ctx.settings(), remote_command_line(plan.command, w, i, workers.size()),
+        i, ctx.endpoint(i), ctx.settings(),
+        remote_command_line(plan.command, w, i, workers.size(), plan.setup), channel,
         ctx.deadlines(), ctx.lines(), ctx.writer());
   };
-  fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job);
+  fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job, input ? &*input : nullptr);
   if (plan.refresh && !run.interrupted && !run.output_closed) retry_moved_workers(ctx, run, plan, make_job);
   return ctx.finish(run);
 }

@@ -83,10 +83,11 @@ std::vector<std::size_t> RunContext::everyone() const {
   return all;
 }
 
-fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, const JobFactory& make_job) {
+fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, const JobFactory& make_job,
+                                   fanout::InputFeed* input) {
   fanout::Scheduler scheduler(
       targets.size(), fanout_, [&](std::size_t k) { return make_job(targets[k]); }, signal_fd_,
-      &writer_, [this] { lines_.flush(); });
+      &writer_, [this] { lines_.flush(); }, input);
   return scheduler.run();
 }
 

@@ -15,10 +15,12 @@ std::string seconds_text(std::chrono::seconds s) { return std::to_string(s.count
 
 CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint,
                        const ssh::ConnectionSettings& settings, std::string command,
-                       Deadlines deadlines, output::LineOutput& out, output::Writer& writer)
+                       ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
+                       output::LineOutput& out, output::Writer& writer)
     : index_(index),
       connection_(std::move(endpoint), settings),
       command_(std::move(command)),
+      channel_settings_(channel_settings),
       deadlines_(deadlines),
       out_(out),
       writer_(writer) {
@@ -54,7 +56,7 @@ void CommandJob::advance(Clock::time_point now) {
       return finish(connection_.failure_outcome(), connection_.failure_reason());
     if (connection_.phase() != ssh::Connection::Phase::ready) return;
     if (!connection_.warning().empty()) spdlog::warn("{}", connection_.warning());
-    channel_ = std::make_unique<ssh::ExecChannel>(connection_.session(), command_);
+    channel_ = std::make_unique<ssh::ExecChannel>(connection_.session(), command_, channel_settings_);
     exec_start_ = alive_reference_ = now;
   }
   const bool was_paused = channel_->paused();
@@ -87,6 +89,10 @@ void CommandJob::tick(Clock::time_point now) {
     return;
   }
   if (deadlines_.command && now - exec_start_ >= *deadlines_.command) {
+    // Best effort before we hang up: TERM for the command (a pty also turns
+    // the hang-up into SIGHUP).
+    channel_->send_signal("TERM");
+    channel_->advance(sink_);
     out_.finish(index_);
     return finish(Outcome::timed_out, "timed out after " + seconds_text(*deadlines_.command));
   }
@@ -100,6 +106,17 @@ void CommandJob::tick(Clock::time_point now) {
                                          now - last)) + ")");
   }
   connection_.keepalive();
+}
+
+void CommandJob::forward_interrupt() {
+  if (finished_ || !channel_) return;
+  channel_->interrupt_remote();
+  advance(Clock::now());
+}
+
+std::optional<std::uint64_t> CommandJob::input_offset() const {
+  if (finished_ || !channel_settings_.input) return std::nullopt;
+  return channel_ ? channel_->input_offset() : 0;
 }
 
 void CommandJob::interrupt() {

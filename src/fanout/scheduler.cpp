@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <csignal>
 
 #include "tpush/output/writer.h"
 #include "tpush/util/error.h"
@@ -17,6 +18,8 @@ namespace {
 
 constexpr std::uint64_t kSignalTag = ~std::uint64_t{0};
 constexpr std::uint64_t kWriterTag = kSignalTag - 1;
+constexpr std::uint64_t kInputTag = kSignalTag - 2;
+constexpr auto kSecondInterruptWindow = std::chrono::seconds(2);
 constexpr auto kTick = std::chrono::milliseconds(100);
 
 unsigned events_for(ssh::Wait w) {
@@ -32,14 +35,15 @@ unsigned events_for(ssh::Wait w) {
 }  // namespace
 
 Scheduler::Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory, int signal_fd,
-                     output::Writer* writer, std::function<void()> after_events)
+                     output::Writer* writer, std::function<void()> after_events, InputFeed* input)
     : workers_(workers),
       fanout_(std::max<std::size_t>(1, fanout)),
       factory_(std::move(factory)),
       signal_fd_(signal_fd),
       writer_(writer),
       after_events_(std::move(after_events)),
-      slots_(workers) {
+      slots_(workers),
+      input_(input) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) throw SetupError(std::string("cannot create an epoll instance: ") + std::strerror(errno));
   outcome_.results.resize(workers);
@@ -113,6 +117,75 @@ void Scheduler::interrupt_all() {
   next_ = workers_;
 }
 
+void Scheduler::on_signal(int signo, Clock::time_point now) {
+  const bool repeated = first_interrupt_ && now - *first_interrupt_ < kSecondInterruptWindow;
+  if (signo == SIGINT && !repeated && !outcome_.output_closed) return first_interrupt(now);
+  interrupt_all();
+}
+
+// Stop starting workers, pass ^C on, and say who is still running.
+void Scheduler::first_interrupt(Clock::time_point now) {
+  first_interrupt_ = now;
+  stopping_ = true;
+  outcome_.interrupted = true;
+  for (std::size_t i = next_; i < workers_; ++i) {
+    outcome_.results[i].outcome = Outcome::not_started;
+    outcome_.results[i].reason = "not started (interrupted)";
+  }
+  next_ = workers_;
+  const auto running = active_;
+  for (std::size_t i : running) {
+    slots_[i].job->forward_interrupt();
+    settle(i);
+  }
+  if (writer_ && !active_.empty())
+    writer_->write(2, "tpush: interrupt sent to " + std::to_string(active_.size()) +
+                          " running worker(s); Ctrl-C again within 2s to close them\n");
+}
+
+void Scheduler::advance_all(Clock::time_point now) {
+  const auto running = active_;
+  for (std::size_t i : running) {
+    if (!slots_[i].job) continue;
+    slots_[i].job->advance(now);
+    settle(i);
+  }
+}
+
+// Reads stdin while there is room, hands it to every job, and lets go of
+// what every present and future job has sent.
+void Scheduler::pump_input(Clock::time_point now) {
+  if (!input_) return;
+  std::size_t got = 0;
+  while (input_wanted()) {
+    const std::size_t n = input_->read_some();
+    got += n;
+    if (n == 0 || input_->pollable()) break;  // a pipe: one chunk per wake-up
+  }
+  if (got > 0 || input_->eof()) advance_all(now);
+  if (next_ >= workers_) {  // every job started: keep only what the slowest needs
+    std::optional<std::uint64_t> slowest;
+    for (std::size_t i : active_)
+      if (auto off = slots_[i].job->input_offset()) slowest = std::min(slowest.value_or(*off), *off);
+    input_->trim(slowest.value_or(input_->total()));
+  }
+  // Watch the pipe only while there is room for more.
+  const bool want = input_->pollable() && input_wanted();
+  if (want != input_registered_) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kInputTag;
+    epoll_ctl(epoll_fd_, want ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, input_->fd(), &ev);
+    input_registered_ = want;
+  }
+}
+
+// Room for more stdin: under the limit, or without limit while some workers
+// have not started (they will need it from the beginning).
+bool Scheduler::input_wanted() const {
+  return !input_->eof() && (input_->held() < input_->limit() || next_ < workers_);
+}
+
 void Scheduler::abort_all() {
   outcome_.output_closed = true;
   interrupt_all();
@@ -122,12 +195,23 @@ RunOutcome Scheduler::run() {
   std::vector<epoll_event> events(256);
   auto now = Clock::now();
   auto next_tick = now + kTick;
+  if (input_) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kInputTag;
+    input_registered_ = epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, input_->fd(), &ev) == 0;
+    input_->set_pollable(input_registered_);  // files and /dev/null: EPERM
+  }
   start_more(now);
   while (!active_.empty() || (!stopping_ && next_ < workers_)) {
     const auto wait_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count();
+    // Unpollable input (a file) is read whenever there is room: don't sleep then.
+    const bool read_file = input_ && !input_->pollable() && input_wanted();
+    // A full buffer drains as jobs send: look again each turn.
+    const bool input_full = input_ && !input_->eof() && !input_wanted();
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
-                             static_cast<int>(std::max<long>(0, wait_ms)));
+                             read_file ? 0 : static_cast<int>(std::max<long>(0, wait_ms)));
     if (n < 0 && errno != EINTR)
       throw SetupError(std::string("epoll_wait failed: ") + std::strerror(errno));
     now = Clock::now();
@@ -136,13 +220,14 @@ RunOutcome Scheduler::run() {
       const std::uint64_t tag = events[k].data.u64;
       if (tag == kSignalTag) {
         signalfd_siginfo info;
-        while (read(signal_fd_, &info, sizeof info) == sizeof info) {
-        }
-        if (!stopping_) interrupt_all();
+        while (read(signal_fd_, &info, sizeof info) == sizeof info)
+          on_signal(static_cast<int>(info.ssi_signo), now);
+      } else if (tag == kInputTag) {
+        pump_input(now);
       } else if (tag == kWriterTag) {
         writer_->clear_wake();
         if (writer_->reader_gone()) {
-          if (!stopping_) abort_all();
+          if (!outcome_.output_closed) abort_all();
         } else {
           resume = true;
         }
@@ -171,8 +256,9 @@ RunOutcome Scheduler::run() {
       }
       next_tick = now + kTick;
     }
+    if (read_file || input_full) pump_input(now);
     if (after_events_) after_events_();
-    if (writer_ && writer_->reader_gone() && !stopping_) abort_all();
+    if (writer_ && writer_->reader_gone() && !outcome_.output_closed) abort_all();
     start_more(now);
   }
   if (after_events_) after_events_();

@@ -3,6 +3,8 @@
 #include <libssh2.h>
 
 #include <array>
+#include <cstdlib>
+#include <cstring>
 
 namespace tpush::ssh {
 namespace {
@@ -14,13 +16,8 @@ bool is_hangup(int rc) {
 
 }  // namespace
 
-ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command)
-    : session_(session), command_(std::move(command)) {}
-
-ExecChannel::~ExecChannel() {
-  // Normally freed in the close phase; a channel still held here belongs to a
-  // session that is being abandoned, whose own free releases it.
-}
+ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings)
+    : session_(session), command_(std::move(command)), settings_(settings) {}
 
 bool ExecChannel::would_block(int rc) {
   if (rc != LIBSSH2_ERROR_EAGAIN) return false;
@@ -44,6 +41,27 @@ void ExecChannel::fail(const std::string& what, int rc) {
   wait_ = Wait::none;
 }
 
+void ExecChannel::interrupt_remote() {
+  if (settings_.pty) pending_ctrl_c_ = true;
+  else pending_signal_ = "INT";
+}
+
+void ExecChannel::send_signal(std::string name) { pending_signal_ = std::move(name); }
+
+void ExecChannel::flush_requests() {
+  if (phase_ != Phase::stream || write_blocked_) return;
+  if (pending_ctrl_c_) {
+    const ssize_t n = libssh2_channel_write(channel_, "\x03", 1);
+    if (n == LIBSSH2_ERROR_EAGAIN) return;
+    pending_ctrl_c_ = false;
+  }
+  if (!pending_signal_.empty()) {
+    const int rc = libssh2_channel_signal_ex(channel_, pending_signal_.data(), pending_signal_.size());
+    if (rc == LIBSSH2_ERROR_EAGAIN) return;
+    pending_signal_.clear();  // sent (or refused; sshd does not answer signal requests)
+  }
+}
+
 void ExecChannel::advance(const Sink& sink) {
   for (;;) {
     const Phase before = phase_;
@@ -55,19 +73,22 @@ void ExecChannel::advance(const Sink& sink) {
           if (!would_block(rc)) fail("cannot open a session channel", rc);
           return;
         }
+        phase_ = settings_.pty ? Phase::pty : Phase::exec;
+        break;
+      case Phase::pty: {
+        const char* term = std::getenv("TERM");
+        if (!term || !*term) term = "xterm";
+        const int rc = libssh2_channel_request_pty_ex(channel_, term, static_cast<unsigned>(std::strlen(term)),
+                                                      nullptr, 0, 80, 24, 0, 0);
+        if (would_block(rc)) return;
+        if (rc != 0) return fail("the server refused a pseudo-terminal", rc);
         phase_ = Phase::exec;
         break;
+      }
       case Phase::exec: {
         const int rc = libssh2_channel_exec(channel_, command_.c_str());
         if (would_block(rc)) return;
         if (rc != 0) return fail("the server refused to run the command", rc);
-        phase_ = Phase::send_eof;
-        break;
-      }
-      case Phase::send_eof: {
-        const int rc = libssh2_channel_send_eof(channel_);  // no stdin: like ssh -n
-        if (would_block(rc)) return;
-        if (rc != 0 && is_hangup(rc)) return fail("sending EOF failed", rc);
         phase_ = Phase::stream;
         break;
       }
@@ -108,6 +129,42 @@ void ExecChannel::advance(const Sink& sink) {
   }
 }
 
+// Writes what stdin has for this worker, then EOF once it is all sent.
+bool ExecChannel::feed_input() {
+  write_blocked_ = false;
+  const InputSource* in = settings_.input;
+  while (in) {
+    const std::string_view data = in->peek(input_offset_);
+    if (data.empty()) break;
+    const ssize_t n = libssh2_channel_write(channel_, data.data(), data.size());
+    if (n == LIBSSH2_ERROR_EAGAIN) {
+      write_blocked_ = true;  // the window is full: the command reads slowly
+      return true;
+    }
+    if (n < 0) {
+      fail("sending stdin failed", static_cast<int>(n));
+      return false;
+    }
+    input_offset_ += static_cast<std::uint64_t>(n);
+  }
+  // A pty keeps its input side open: EOF would end the channel's writes, and
+  // with them the ^C that interrupt_remote() sends.
+  const bool input_done = !settings_.pty && (!in || in->at_end(input_offset_));
+  if (input_done && !eof_sent_) {
+    const int rc = libssh2_channel_send_eof(channel_);
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      write_blocked_ = true;
+      return true;
+    }
+    if (rc != 0 && is_hangup(rc)) {
+      fail("sending EOF failed", rc);
+      return false;
+    }
+    eof_sent_ = true;
+  }
+  return true;
+}
+
 // Reads stdout and stderr until both would block. libssh2 pulls every packet
 // waiting on the socket into its own queue while reading either stream, so a
 // pass that read something must be followed by another before we may sleep on
@@ -115,6 +172,8 @@ void ExecChannel::advance(const Sink& sink) {
 // report EAGAIN early, with the socket still readable: fairness between workers.)
 void ExecChannel::stream(const Sink& sink) {
   static std::array<char, 64 * 1024> buf;
+  if (!feed_input()) return;
+  flush_requests();
   paused_ = false;
   bool progress = true;
   int ended = 0;  // streams that reported end of data in the last pass
@@ -140,13 +199,15 @@ void ExecChannel::stream(const Sink& sink) {
         return;
       }
     }
+    // Reading may have opened the remote window: send more stdin.
+    if (progress && write_blocked_ && !feed_input()) return;
   }
   // Both streams at their end: EOF, or a close without EOF.
   if (ended == 2 || libssh2_channel_eof(channel_)) {
     phase_ = Phase::close;
     return;
   }
-  would_block(LIBSSH2_ERROR_EAGAIN);
+  wait_ = write_blocked_ ? Wait::read_write : Wait::read;
 }
 
 }  // namespace tpush::ssh

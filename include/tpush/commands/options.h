@@ -32,6 +32,13 @@ struct Options {
   std::optional<int> timeout;           // -u
   int alive_interval = 5;
   std::string host_key_check = "accept-new";
+  // the remote side
+  std::vector<std::string> env;         // -e NAME or NAME=VALUE
+  std::string cd;                       // --cd DIR
+  bool tty = false;                     // --tty: a pty per worker
+  bool no_stdin = false;                // -n: do not forward stdin
+  bool detach = false;                  // --detach: start in the background
+  std::string log_file;                 // --log FILE (with --detach)
   // output
   std::string label = "host";
   bool no_prefix = false, quiet = false, summary_always = false;

@@ -10,13 +10,29 @@
 
 namespace tpush::commands {
 
-// The command line each worker's shell receives: the TPUSH_* variables (and the
-// worker's own extras) exported, then the user's command.
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+// -e NAME / NAME=VALUE as name-value pairs (NAME's value taken from tpush's
+// own environment). UsageError for a bad name or an unset NAME.
+EnvList resolve_env(const std::vector<std::string>& specs);
+
+struct RemoteSetup {
+  EnvList env;     // -e
+  std::string cd;  // --cd
+};
+
+// The command line each worker's shell receives: the TPUSH_* variables, the
+// worker's own extras and -e variables exported, --cd, then the user's
+// command. With `mask`, -e values read ******** (for logs).
 std::string remote_command_line(const std::string& command, const inventory::Worker& worker,
-                                std::size_t index, std::size_t count);
+                                std::size_t index, std::size_t count,
+                                const RemoteSetup& setup = {}, bool mask = false);
 
 struct RunPlan {
   std::string command;
+  RemoteSetup setup;
+  bool tty = false;    // a pty per worker
+  bool forward_stdin = false;  // stream tpush's stdin to every worker
   int signal_fd = -1;
   // When set: resolves the workers again (fresh TPU describe). Workers that
   // could not be reached and whose address changed are then tried once more.

@@ -41,7 +41,8 @@ class RunContext {
 
   // Runs make_job(i) for every i in `targets` under the fan-out cap. The
   // outcome's results are indexed like `targets`.
-  fanout::RunOutcome run(const std::vector<std::size_t>& targets, const JobFactory& make_job);
+  fanout::RunOutcome run(const std::vector<std::size_t>& targets, const JobFactory& make_job,
+                         fanout::InputFeed* input = nullptr);
   // Every worker index, in order.
   std::vector<std::size_t> everyone() const;
 

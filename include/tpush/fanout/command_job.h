@@ -27,12 +27,14 @@ struct Deadlines {
 class CommandJob final : public Job {
  public:
   CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
-             std::string command, Deadlines deadlines, output::LineOutput& out,
-             output::Writer& writer);
+             std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
+             output::LineOutput& out, output::Writer& writer);
 
   void advance(Clock::time_point now) override;
   void tick(Clock::time_point now) override;
   void interrupt() override;
+  void forward_interrupt() override;
+  std::optional<std::uint64_t> input_offset() const override;
   bool finished() const override { return finished_; }
   int fd() const override { return connection_.fd(); }
   ssh::Wait wait() const override;
@@ -47,6 +49,7 @@ class CommandJob final : public Job {
   ssh::Connection connection_;
   std::unique_ptr<ssh::ExecChannel> channel_;
   std::string command_;
+  ssh::ExecChannel::Settings channel_settings_;
   Deadlines deadlines_;
   output::LineOutput& out_;
   output::Writer& writer_;

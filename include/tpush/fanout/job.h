@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 
 #include "tpush/fanout/result.h"
 #include "tpush/ssh/wait.h"
@@ -18,8 +20,12 @@ class Job {
   virtual void advance(Clock::time_point now) = 0;
   // Called about every 100 ms: deadlines and keepalives.
   virtual void tick(Clock::time_point now) = 0;
-  // Ctrl-C: stop now; the result becomes `interrupted`.
+  // Second Ctrl-C (or SIGTERM): stop now; the result becomes `interrupted`.
   virtual void interrupt() = 0;
+  // First Ctrl-C: pass it on to the remote command, keep running.
+  virtual void forward_interrupt() {}
+  // How much of the shared stdin this job has sent (none: it takes no stdin).
+  virtual std::optional<std::uint64_t> input_offset() const { return std::nullopt; }
 
   virtual bool finished() const = 0;
   virtual int fd() const = 0;                 // -1 when there is nothing to poll

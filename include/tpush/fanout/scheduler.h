@@ -6,8 +6,10 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "tpush/fanout/input_feed.h"
 #include "tpush/fanout/job.h"
 
 namespace tpush::output {
@@ -28,8 +30,13 @@ class Scheduler {
 
   // `signal_fd` (a signalfd, or -1) and `writer` (or null) are watched;
   // `after_events` runs after each batch of events (the output flush).
+  // `input` (or null) is tpush's stdin, read as workers take it.
+  //
+  // Signals: the first SIGINT stops starting workers and forwards the
+  // interrupt to the running ones (Job::forward_interrupt); a second one
+  // within 2 s, or SIGTERM/SIGHUP, stops everything (Job::interrupt).
   Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory, int signal_fd,
-            output::Writer* writer, std::function<void()> after_events);
+            output::Writer* writer, std::function<void()> after_events, InputFeed* input = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -45,6 +52,11 @@ class Scheduler {
   void start_more(Clock::time_point now);
   void settle(std::size_t index);  // after any call into a job
   void interrupt_all();
+  void on_signal(int signo, Clock::time_point now);
+  void first_interrupt(Clock::time_point now);
+  void pump_input(Clock::time_point now);
+  bool input_wanted() const;
+  void advance_all(Clock::time_point now);
   void abort_all();
 
   std::size_t workers_, fanout_;
@@ -57,6 +69,9 @@ class Scheduler {
   std::vector<std::size_t> active_;
   std::size_t next_ = 0;
   bool stopping_ = false;
+  InputFeed* input_ = nullptr;
+  bool input_registered_ = false;
+  std::optional<Clock::time_point> first_interrupt_;
   RunOutcome outcome_;
 };
 

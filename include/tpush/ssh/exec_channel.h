@@ -1,7 +1,9 @@
 // A command on an authenticated session, as a non-blocking state machine:
-//   open channel -> exec -> send EOF -> drain stdout/stderr -> close -> exit status
+//   open channel -> [pty] -> exec -> stream (stdin in, stdout/stderr out, EOF)
+//   -> close -> exit status
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -13,9 +15,17 @@ typedef struct _LIBSSH2_CHANNEL LIBSSH2_CHANNEL;
 
 namespace tpush::ssh {
 
+// Bytes for the command's stdin, shared by every worker (each keeps its offset).
+class InputSource {
+ public:
+  virtual ~InputSource() = default;
+  virtual std::string_view peek(std::uint64_t offset) const = 0;
+  virtual bool at_end(std::uint64_t offset) const = 0;
+};
+
 class ExecChannel {
  public:
-  enum class Phase { open, exec, send_eof, stream, close, wait_closed, done, failed };
+  enum class Phase { open, pty, exec, stream, close, wait_closed, done, failed };
 
   struct Sink {
     // Receives stdout (stream 1) or stderr (stream 2) bytes.
@@ -24,8 +34,12 @@ class ExecChannel {
     std::function<bool()> can_accept;
   };
 
-  ExecChannel(LIBSSH2_SESSION* session, std::string command);
-  ~ExecChannel();
+  struct Settings {
+    bool pty = false;                    // request a pseudo-terminal (stderr merges into stdout)
+    const InputSource* input = nullptr;  // null: the command gets EOF at once, like ssh -n
+  };
+
+  ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings);
   ExecChannel(const ExecChannel&) = delete;
   ExecChannel& operator=(const ExecChannel&) = delete;
 
@@ -33,6 +47,13 @@ class ExecChannel {
   Phase phase() const { return phase_; }
   Wait wait() const { return wait_; }
   bool paused() const { return paused_; }
+  std::uint64_t input_offset() const { return input_offset_; }
+
+  // Ctrl-C for the remote command: ^C through the pty, else a "signal" request
+  // (which OpenSSH's sshd refuses for root logins).
+  void interrupt_remote();
+  // Sends a signal request ("TERM", "KILL"...) as soon as the channel allows.
+  void send_signal(std::string name);
 
   // Valid once done: the exit status, or the signal name ("KILL") when the
   // command was killed by one (libssh2 then reports status 0: check this first).
@@ -49,14 +70,22 @@ class ExecChannel {
   bool would_block(int rc);
   void fail(const std::string& what, int rc);
   void stream(const Sink& sink);
+  bool feed_input();      // false when the channel failed
+  void flush_requests();  // pending ^C / signal
 
   LIBSSH2_SESSION* session_;
   LIBSSH2_CHANNEL* channel_ = nullptr;
   std::string command_;
+  Settings settings_;
   Phase phase_ = Phase::open;
   Wait wait_ = Wait::none;
   bool paused_ = false;
   bool hung_up_ = false;
+  bool eof_sent_ = false;
+  bool write_blocked_ = false;
+  std::uint64_t input_offset_ = 0;
+  bool pending_ctrl_c_ = false;
+  std::string pending_signal_;
   int exit_status_ = -1;
   std::string exit_signal_;
   std::string error_;

@@ -1,0 +1,48 @@
+// `tpush cp` (push files to every worker), `tpush get` (gather files from every
+// worker into LOCALDIR/<label>/...) and `tpush rsync` (the local rsync once per
+// worker, over ssh with tpush's user, port, keys and host-key policy).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tpush/commands/options.h"
+
+namespace tpush::commands {
+
+int cp_main(Options& o, int signal_fd);
+int get_main(Options& o, int signal_fd);
+int rsync_main(Options& o, int signal_fd);
+
+// ---- path rules (pure; unit-tested) --------------------------------------------
+
+// A remote path as SFTP understands it: "~" and "~/x" become "." and "x"
+// (SFTP paths are relative to the login directory already).
+std::string sftp_path(const std::string& remote);
+
+// True when DEST names a directory to copy into: it ends with '/', or there
+// are several sources. Otherwise DEST is the name of the copy itself.
+bool copies_into(const std::string& dest, std::size_t source_count);
+
+// The remote path a source lands at: DEST/<basename> when copying into,
+// else DEST. (`source` is a local path; "dir/" and "." use their real name.)
+std::string upload_root(const std::string& source, const std::string& dest, bool into);
+
+// One local file or directory and where it goes on every worker.
+struct PlannedCopy {
+  std::filesystem::path local;
+  std::string remote;
+  bool directory = false;
+};
+
+// Expands the sources (trees with -r, parents first). Throws UsageError for a
+// missing source, or a directory without -r.
+std::vector<PlannedCopy> plan_upload(const std::vector<std::string>& sources, const std::string& dest,
+                                     bool recursive);
+
+// rsync: replaces a leading ':' in each argument with "<host>:" (the remote side).
+// Returns how many arguments were rewritten.
+std::size_t rewrite_remote_args(std::vector<std::string>& args, const std::string& host);
+
+}  // namespace tpush::commands
