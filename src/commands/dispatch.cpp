@@ -63,7 +63,7 @@ int dispatch(int argc, const char* const* argv) {
   if (!o.subcommand.empty()) return find_subcommand(o.subcommand)->main(o, signals.fd());
   if (o.rest.empty())
     throw UsageError("no command given (e.g. tpush -w 'node[1-4]' uptime; see tpush --help)");
-  const Targets targets = resolve_targets(o);
+  const Targets targets = resolve_targets(o, signals.fd());
   RunPlan plan;
   plan.command = join_command(o.rest);
   plan.setup = {resolve_env(o.env), o.cd};
@@ -71,7 +71,7 @@ int dispatch(int argc, const char* const* argv) {
   // Like ssh: a pipe or file on stdin goes to every worker; a terminal does not.
   plan.forward_stdin = !o.no_stdin && !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) != -1;
   plan.signal_fd = signals.fd();
-  plan.refresh = tpu_refresher(o, targets);
+  plan.refresh = tpu_refresher(o, targets, signals.fd());
   return run_on_workers(o, targets.workers, plan);
 }
 

@@ -8,8 +8,9 @@
 namespace tpush::commands {
 namespace {
 
-inventory::TpuQuery tpu_query(const Options& o) {
+inventory::TpuQuery tpu_query(const Options& o, int signal_fd) {
   inventory::TpuQuery q;
+  q.interrupt_fd = signal_fd;
   q.tpus = o.tpus;
   q.queued_resources = o.queued_resources;
   q.zone = o.zone;
@@ -24,13 +25,13 @@ inventory::TpuQuery tpu_query(const Options& o) {
 
 }  // namespace
 
-Targets resolve_targets(const Options& o) {
+Targets resolve_targets(const Options& o, int signal_fd) {
   Targets t;
   t.workers = inventory::workers_from_host_lists(o.host_exprs, o.host_files, o.excludes);
   inventory::apply_labels(t.workers, o.label == "index" ? inventory::LabelMode::index
                                                         : inventory::LabelMode::host);
   if (!o.tpus.empty() || !o.queued_resources.empty()) {
-    t.tpu = inventory::resolve_tpus(tpu_query(o));
+    t.tpu = inventory::resolve_tpus(tpu_query(o, signal_fd));
     for (const auto& w : t.tpu->warnings) spdlog::warn("{}", w);
     spdlog::debug("workers from {}", t.tpu->source);
     if (t.workers.empty()) {
@@ -45,9 +46,10 @@ Targets resolve_targets(const Options& o) {
   return t;
 }
 
-std::function<std::vector<inventory::Worker>()> tpu_refresher(const Options& o, const Targets& t) {
+std::function<std::vector<inventory::Worker>()> tpu_refresher(const Options& o, const Targets& t,
+                                                              int signal_fd) {
   if (!t.tpu || !t.tpu->from_cache) return {};
-  return [q = tpu_query(o)]() mutable {
+  return [q = tpu_query(o, signal_fd)]() mutable {
     q.refresh = true;
     return inventory::resolve_tpus(q).workers;
   };

@@ -5,6 +5,8 @@
 // SetupErrors that name the thing and the fix.
 #pragma once
 
+#include "tpush/util/error.h"
+
 #include <chrono>
 #include <optional>
 #include <stdexcept>
@@ -27,9 +29,9 @@ struct GcloudResult {
 
 // Thrown when the interrupt fd became readable while gcloud ran (Ctrl-C):
 // gcloud was killed; the caller exits as interrupted (130).
-class GcloudInterrupted : public std::runtime_error {
+class GcloudInterrupted : public Interrupted {
  public:
-  using std::runtime_error::runtime_error;
+  using Interrupted::Interrupted;
 };
 
 // Runs `gcloud args...`. Throws SetupError when gcloud is not on PATH or

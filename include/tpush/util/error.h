@@ -21,4 +21,10 @@ class SetupError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Ctrl-C arrived during setup (e.g. while gcloud ran): exit code 130.
+class Interrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace tpush
