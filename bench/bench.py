@@ -159,8 +159,12 @@ def tool_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path,
               tpush_bin: str) -> tuple[list[str], dict[str, str]]:
     hosts = str(f.dir / "hosts-plain")
     env: dict[str, str] = {}
-    if tool == "tpush":
+    if tool in ("tpush", "tpush-ct60"):
         argv = [tpush_bin, "-H", hosts, "-p", str(port)]
+        if tool == "tpush-ct60":
+            # the default 10 s handshake deadline is shorter than the one farm sshd needs to
+            # serve 256+ handshakes at once on 2 busy cores (OpenSSH's ssh has no such deadline)
+            argv += ["--connect-timeout", "60"]
         if fan:
             argv += ["-f", str(fan)]
         argv += [cmd]
@@ -186,14 +190,14 @@ def tool_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path,
     return argv, env
 
 
-DEFAULT_FANOUT = {"tpush": "all", "pdsh": "32", "pssh": "32", "clush": "64"}
+DEFAULT_FANOUT = {"tpush": "all", "tpush-ct60": "all", "pdsh": "32", "pssh": "32", "clush": "64"}
 
 
 def variants(tools: list[str], n: int) -> list[tuple[str, int | None]]:
     out = []
     for t in tools:
         out.append((t, n))                # full fan-out
-        if t != "tpush":                  # tpush's default fan-out is all workers (= N)
+        if not t.startswith("tpush"):     # tpush's default fan-out is all workers (= N)
             out.append((t, None))
     return out
 
@@ -327,7 +331,7 @@ def main(argv=None) -> int:
     ap.add_argument("--n", default="64,256,1024")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--scenarios", default="true,lines,latency")
-    ap.add_argument("--tools", default="tpush,pdsh,pssh,clush")
+    ap.add_argument("--tools", default="tpush,tpush-ct60,pdsh,pssh,clush")
     ap.add_argument("--latency-n", default="64,256")
     ap.add_argument("--delay-ms", type=float, default=25.0)
     ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(ROOT / "build" / "tpush")))
