@@ -1,0 +1,94 @@
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tpush/commands/process.h"
+#include "tpush/commands/run.h"
+#include "tpush/commands/targets.h"
+#include "tpush/util/error.h"
+
+namespace tpush::commands {
+namespace {
+
+// The global -t,--tpu NAME owns the name --tpu, so kill's `--tpu` flag is read
+// as the hidden --tpu-holders: a bare `--tpu` before `--` is rewritten to it
+// (`--tpu=NAME` still names a TPU; so does -t NAME).
+void rewrite_tpu_flag(std::vector<std::string>& args) {
+  for (auto& a : args) {
+    if (a == "--") break;
+    if (a == "--tpu") a = "--tpu-holders";
+  }
+}
+
+std::optional<std::string> env_value(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+}  // namespace
+
+int kill_main(Options& o, int signal_fd) {
+  std::string signal = "TERM";
+  double grace = 5;
+  bool sudo = false, tpu = false;
+  SubcommandSpec spec;
+  spec.usage = "kill [-s SIG] [--grace SECONDS] [--sudo] PATTERN\n       tpush [OPTIONS] kill --tpu [-s SIG] [--grace SECONDS] [--sudo]";
+  spec.description =
+      "Signal every process whose full command line matches the extended regex PATTERN\n"
+      "(pkill -f; never tpush's own shell), then KILL what is left after the grace.\n"
+      "With --tpu (a flag here: name the TPU with -t): stop whatever holds /dev/accel* or\n"
+      "/dev/vfio/*, wait until they are free, remove /tmp/libtpu_lockfile and /tmp/tpu_logs.\n"
+      "No match is not a failure.";
+  spec.add_own = [&](CLI::App& app) {
+    app.add_option("-s,--signal", signal, "Signal to send first: TERM (default), INT, HUP, KILL, USR1, 15, ...")
+        ->group("kill");
+    app.add_option("--grace", grace, "Seconds to wait before KILL (default 5)")
+        ->check(CLI::Range(0.0, 86400.0))
+        ->group("kill");
+    app.add_flag("--sudo", sudo, "Run as root (sudo -n): other users' processes and files too")->group("kill");
+    app.add_flag("--tpu-holders", tpu, "(written --tpu) Free the TPU instead of matching a PATTERN")
+        ->group("kill");
+  };
+  rewrite_tpu_flag(o.rest);
+  const auto args = parse_subcommand(o, spec);
+  if (!args) return 0;
+
+  const auto sig = signal_name(signal);
+  if (!sig) throw UsageError("unknown signal '" + signal + "' for 'tpush kill' (try TERM, INT, HUP, KILL, USR1)");
+  KillSpec ks;
+  ks.signal = *sig;
+  ks.grace = grace;
+  ks.sudo = sudo;
+
+  RunPlan plan;
+  if (tpu) {
+    if (!args->empty())
+      throw UsageError("'tpush kill --tpu' takes no PATTERN (got '" + args->front() +
+                       "'; to pick the TPU use -t NAME)");
+    TpuKillSpec ts;
+    ts.kill = ks;
+    ts.devices = env_value("TPUSH_TPU_DEVICES");
+    ts.lockfiles = env_value("TPUSH_TPU_LOCKFILES");
+    plan.command = tpu_kill_script(ts);
+  } else {
+    if (args->empty())
+      throw UsageError("'tpush kill' needs a PATTERN (or --tpu); see tpush kill --help");
+    if (args->size() > 1)
+      throw UsageError("'tpush kill' takes one PATTERN, got " + std::to_string(args->size()) +
+                       " words (quote it: tpush kill '" + args->at(0) + " " + args->at(1) + "')");
+    const std::string& pattern = args->front();
+    if (pattern.empty()) throw UsageError("'tpush kill': the PATTERN is empty");
+    if (const std::string err = pattern_error(pattern); !err.empty())
+      throw UsageError("'tpush kill': PATTERN '" + pattern + "' is not an extended regex: " + err);
+    plan.command = kill_script(pattern, ks);
+  }
+  const Targets t = resolve_targets(o);
+  plan.signal_fd = signal_fd;
+  plan.refresh = tpu_refresher(o, t);
+  return run_on_workers(o, t.workers, plan);
+}
+
+}  // namespace tpush::commands

@@ -1,0 +1,42 @@
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "tpush/commands/process.h"
+#include "tpush/commands/run.h"
+#include "tpush/commands/targets.h"
+#include "tpush/util/error.h"
+
+namespace tpush::commands {
+
+int ps_main(Options& o, int signal_fd) {
+  bool all_users = false;
+  SubcommandSpec spec;
+  spec.usage = "ps [--all-users] [PATTERN]";
+  spec.description =
+      "List PID, elapsed time and command of the remote user's processes whose full command\n"
+      "line matches the extended regex PATTERN (pgrep -f), or with no PATTERN all of them\n"
+      "except the login plumbing (sshd, systemd --user); tpush's own shell is never listed.";
+  spec.add_own = [&](CLI::App& app) {
+    app.add_flag("--all-users", all_users, "Every user's processes, not only the remote user's")->group("ps");
+  };
+  const auto args = parse_subcommand(o, spec);
+  if (!args) return 0;
+  std::optional<std::string> pattern;
+  if (args->size() > 1)
+    throw UsageError("'tpush ps' takes one PATTERN, got " + std::to_string(args->size()) +
+                     " words (quote it: tpush ps '" + args->at(0) + " " + args->at(1) + "')");
+  if (!args->empty()) {
+    pattern = args->front();
+    if (const std::string err = pattern_error(*pattern); !err.empty())
+      throw UsageError("'tpush ps': PATTERN '" + *pattern + "' is not an extended regex: " + err);
+  }
+  const Targets t = resolve_targets(o);
+  RunPlan plan;
+  plan.command = ps_script(pattern, all_users);
+  plan.signal_fd = signal_fd;
+  plan.refresh = tpu_refresher(o, t);
+  return run_on_workers(o, t.workers, plan);
+}
+
+}  // namespace tpush::commands
