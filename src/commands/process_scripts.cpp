@@ -22,8 +22,9 @@ using util::shell_quote;
 //   ancestors          -> anc: " $$ parent grandparent ... "
 //   match ERE          -> candidate PIDs on stdout (pgrep -f, else a /proc scan)
 //   consider PID       -> appends "PID START COMMAND" to targets unless it is us, an
-//                         ancestor, a helper, a helper's child, a kernel thread, a
-//                         zombie, or (without all_users) someone else's
+//                         ancestor, a helper, a helper's child, a tpush client (its
+//                         argv holds the pattern too: -w localhost), a kernel thread,
+//                         a zombie, or (without all_users) someone else's
 constexpr const char* kLibrary = R"SH(
 stat_of() {
   st_s=
@@ -62,6 +63,9 @@ consider() {
   stat_of "$1" || return
   case $st_state in Z|X|x) return;; esac
   [ -n "$all_users" ] || [ -O "/proc/$1" ] || return
+  comm_=
+  read -r comm_ 2>/dev/null < "/proc/$1/comm"
+  [ "$comm_" != tpush ] || return
   t_start=$st_start t_ppid=$st_ppid
   cmd_of "$1"
   t_cmd=$c_
