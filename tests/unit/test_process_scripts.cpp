@@ -133,6 +133,19 @@ TEST_CASE("signal names and patterns are checked before anything runs") {
   CHECK_FALSE(pattern_error("a(b").empty());
 }
 
+TEST_CASE("--sudo runs the whole helper as root, non-interactively") {
+  KillSpec spec;
+  spec.sudo = true;
+  CHECK(kill_script("python", spec).rfind("sudo -n sh -c ", 0) == 0);
+  CHECK(tpu_kill_script({spec, std::nullopt, std::nullopt}).rfind("sudo -n sh -c ", 0) == 0);
+  CHECK(kill_script("python", {}).rfind("sh -c ", 0) == 0);
+  // the defaults, and the worker's own TPUSH_TPU_* when no override is given
+  const std::string tpu = tpu_kill_script({});
+  CHECK(tpu.find("TPUSH_TPU_DEVICES:-") != std::string::npos);
+  CHECK(tpu.find("/dev/accel* /dev/vfio/*") != std::string::npos);
+  CHECK(tpu.find("/tmp/libtpu_lockfile /tmp/tpu_logs") != std::string::npos);
+}
+
 TEST_CASE("detach_command: own session, stdin from /dev/null, output appended, survives the shell") {
   TempDir dir;
   const fs::path log = dir.path / "job.log";
