@@ -31,6 +31,8 @@ class CopyJob final : public Job {
   void advance(Clock::time_point now) override;
   void tick(Clock::time_point now) override;
   void interrupt() override;
+  // There is no remote command to pass Ctrl-C to: the first one stops the copy.
+  void forward_interrupt() override { interrupt(); }
   bool finished() const override { return finished_; }
   int fd() const override { return connection_.fd(); }
   ssh::Wait wait() const override;

@@ -1,0 +1,307 @@
+#include "tpush/ssh/sftp_download.h"
+
+#include <fcntl.h>
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace tpush::ssh {
+namespace {
+
+unsigned int len(const std::string& s) { return static_cast<unsigned int>(s.size()); }
+
+std::string base_name(std::string remote) {
+  while (remote.size() > 1 && remote.back() == '/') remote.pop_back();
+  const auto slash = remote.rfind('/');
+  return slash == std::string::npos ? remote : remote.substr(slash + 1);
+}
+
+bool is_hangup(int rc) {
+  return rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV ||
+         rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT;
+}
+
+}  // namespace
+
+std::filesystem::path download_target(const std::filesystem::path& local_dir, const std::string& label,
+                                      const std::string& remote) {
+  std::string folder = label;
+  for (char& c : folder)
+    if (c == '/') c = '_';
+  if (folder.empty() || folder == "." || folder == "..") folder = "_" + folder;
+  std::string name = base_name(remote);
+  if (name.empty() || name == "/" || name == "." || name == ".." || name == "~") name = "root";
+  return local_dir / folder / name;
+}
+
+SftpDownload::SftpDownload(LIBSSH2_SESSION* session, std::vector<DownloadRequest> requests, bool recursive,
+                           bool preserve)
+    : SftpTransfer(session), recursive_(recursive), preserve_(preserve), buf_(256u << 10) {
+  // A stack: reversed, so the first request is fetched first.
+  for (auto it = requests.rbegin(); it != requests.rend(); ++it) {
+    Work w;
+    w.remote = it->remote;
+    w.local = it->local;
+    w.root = true;
+    queue_.push_back(std::move(w));
+  }
+}
+
+SftpDownload::~SftpDownload() { remove_temp(); }
+
+void SftpDownload::remove_temp() {
+  if (local_fd_ >= 0) ::close(local_fd_);
+  local_fd_ = -1;
+  if (!temp_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(temp_, ignored);
+    temp_.clear();
+  }
+}
+
+void SftpDownload::advance() {
+  while (phase_ == Phase::running) {
+    const Step before = step_;
+    const std::size_t queued = queue_.size();
+    const std::uint64_t bytes = bytes_done_, moves = moves_;
+    step();
+    if (phase_ != Phase::running) return;
+    if (step_ == before && queue_.size() == queued && bytes == bytes_done_ && moves == moves_)
+      return;  // waiting
+  }
+}
+
+bool SftpDownload::local_fail(const std::string& what, int err) {
+  remove_temp();
+  error_ = "local " + what + ": " + std::strerror(err);
+  if (handle_) {
+    pending_error_ = error_;
+    step_ = Step::cleanup_close;
+    return true;
+  }
+  phase_ = Phase::failed;
+  wait_ = Wait::none;
+  return true;
+}
+
+void SftpDownload::fail_item(const std::string& path, const std::string& what, int rc) {
+  remove_temp();
+  fail(path, what, rc);
+  if (hung_up_ || !handle_) return;
+  pending_error_ = error_;
+  phase_ = Phase::running;
+  step_ = Step::cleanup_close;
+}
+
+void SftpDownload::step() {
+  switch (step_) {
+    case Step::init:
+      if (!init()) return;
+      step_ = Step::next;
+      return;
+
+    case Step::next:
+      if (queue_.empty()) {
+        step_ = Step::shutdown;
+        return;
+      }
+      current_ = std::move(queue_.back());
+      queue_.pop_back();
+      step_ = current_.kind == Kind::file ? Step::open
+              : current_.kind == Kind::dir ? Step::opendir
+                                           : Step::stat;
+      if (current_.kind == Kind::dir) {
+        std::error_code ec;
+        std::filesystem::create_directories(current_.local, ec);
+        if (ec) {
+          local_fail("mkdir " + current_.local.string(), ec.value());
+          return;
+        }
+      }
+      return;
+
+    case Step::stat: {
+      LIBSSH2_SFTP_ATTRIBUTES attrs{};
+      const int rc = libssh2_sftp_stat_ex(sftp_, current_.remote.c_str(), len(current_.remote),
+                                          LIBSSH2_SFTP_STAT, &attrs);
+      if (would_block(rc)) return;
+      if (rc != 0) return fail_item(current_.remote, "cannot read", rc);
+      current_.mode = attrs.permissions & 07777;
+      current_.mtime = static_cast<std::time_t>(attrs.mtime);
+      current_.atime = static_cast<std::time_t>(attrs.atime);
+      if (LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
+        if (current_.kind == Kind::link) {  // a symlink to a directory inside a tree: not followed
+          step_ = Step::next;
+          return;
+        }
+        if (!recursive_) return fail_item(current_.remote, "is a directory (use -r)", 0);
+        current_.kind = Kind::dir;
+        queue_.push_back(current_);
+        step_ = Step::next;
+        return;
+      }
+      if (!LIBSSH2_SFTP_S_ISREG(attrs.permissions)) return fail_item(current_.remote, "not a regular file", 0);
+      current_.kind = Kind::file;
+      step_ = Step::open;
+      return;
+    }
+
+    case Step::opendir:
+      handle_ = libssh2_sftp_open_ex(sftp_, current_.remote.c_str(), len(current_.remote), 0, 0,
+                                     LIBSSH2_SFTP_OPENDIR);
+      if (!handle_) {
+        const int rc = last_errno();
+        if (would_block(rc)) return;
+        return fail_item(current_.remote, "cannot list", rc);
+      }
+      step_ = Step::readdir;
+      return;
+
+    case Step::readdir: {
+      char name[1024];
+      LIBSSH2_SFTP_ATTRIBUTES attrs{};
+      const int rc = libssh2_sftp_readdir_ex(handle_, name, sizeof name, nullptr, 0, &attrs);
+      if (would_block(rc)) return;
+      if (rc < 0) return fail_item(current_.remote, "cannot list", rc);
+      if (rc == 0) {
+        step_ = Step::closedir;
+        return;
+      }
+      const std::string entry(name, static_cast<std::size_t>(rc));
+      if (entry == "." || entry == "..") {
+        ++moves_;
+        return;
+      }
+      Work w;
+      w.remote = current_.remote + (current_.remote.back() == '/' ? "" : "/") + entry;
+      w.local = current_.local / entry;
+      w.mode = attrs.permissions & 07777;
+      w.mtime = static_cast<std::time_t>(attrs.mtime);
+      w.atime = static_cast<std::time_t>(attrs.atime);
+      w.kind = LIBSSH2_SFTP_S_ISDIR(attrs.permissions)   ? Kind::dir
+               : LIBSSH2_SFTP_S_ISREG(attrs.permissions) ? Kind::file
+               : LIBSSH2_SFTP_S_ISLNK(attrs.permissions) ? Kind::link
+                                                          : Kind::unknown;
+      if (w.kind != Kind::unknown) queue_.push_back(std::move(w));  // sockets, fifos: skipped
+      ++moves_;
+      return;
+    }
+
+    case Step::closedir: {
+      const int rc = libssh2_sftp_close_handle(handle_);
+      if (would_block(rc)) return;
+      handle_ = nullptr;
+      step_ = Step::next;
+      return;
+    }
+
+    case Step::open: {
+      handle_ = libssh2_sftp_open_ex(sftp_, current_.remote.c_str(), len(current_.remote), LIBSSH2_FXF_READ, 0,
+                                     LIBSSH2_SFTP_OPENFILE);
+      if (!handle_) {
+        const int rc = last_errno();
+        if (would_block(rc)) return;
+        return fail_item(current_.remote, "cannot read", rc);
+      }
+      std::error_code ec;
+      std::filesystem::create_directories(current_.local.parent_path(), ec);
+      if (ec) {
+        local_fail("mkdir " + current_.local.parent_path().string(), ec.value());
+        return;
+      }
+      temp_ = SftpUpload::temp_name(current_.local.string());
+      local_fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (local_fd_ < 0) {
+        const int err = errno;
+        temp_.clear();
+        local_fail("create " + current_.local.string() + ".tpush-tmp-*", err);
+        return;
+      }
+      step_ = Step::read;
+      return;
+    }
+
+    case Step::read: {
+      const ssize_t n = libssh2_sftp_read(handle_, buf_.data(), buf_.size());
+      if (n == LIBSSH2_ERROR_EAGAIN) {
+        would_block(LIBSSH2_ERROR_EAGAIN);
+        return;
+      }
+      if (n < 0) return fail_item(current_.remote, "read failed", static_cast<int>(n));
+      if (n == 0) {
+        step_ = Step::close;
+        return;
+      }
+      std::size_t off = 0;
+      while (off < static_cast<std::size_t>(n)) {
+        const ssize_t w = ::write(local_fd_, buf_.data() + off, static_cast<std::size_t>(n) - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+          local_fail("write " + current_.local.string(), errno);
+          return;
+        }
+        off += static_cast<std::size_t>(w);
+      }
+      bytes_done_ += static_cast<std::uint64_t>(n);
+      return;
+    }
+
+    case Step::close: {
+      const int rc = libssh2_sftp_close_handle(handle_);
+      if (would_block(rc)) return;
+      handle_ = nullptr;
+      finish_file();
+      if (phase_ == Phase::running) step_ = Step::next;
+      return;
+    }
+
+    case Step::cleanup_close: {
+      const int rc = libssh2_sftp_close_handle(handle_);
+      if (would_block(rc)) return;
+      handle_ = nullptr;
+      error_ = pending_error_;
+      phase_ = Phase::failed;
+      wait_ = Wait::none;
+      return;
+    }
+
+    case Step::shutdown:
+      if (!shutdown()) return;
+      phase_ = Phase::done;
+      wait_ = Wait::none;
+      return;
+  }
+}
+
+void SftpDownload::finish_file() {
+  const mode_t umask_now = [] {
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+  }();
+  const mode_t mode = preserve_ ? current_.mode : (0644 & ~umask_now);
+  if (::fchmod(local_fd_, mode) != 0) return void(local_fail("chmod " + current_.local.string(), errno));
+  if (preserve_) {
+    timespec times[2];
+    times[0].tv_sec = current_.atime;
+    times[0].tv_nsec = 0;
+    times[1].tv_sec = current_.mtime;
+    times[1].tv_nsec = 0;
+    if (::futimens(local_fd_, times) != 0) return void(local_fail("set times of " + current_.local.string(), errno));
+  }
+  if (::close(local_fd_) != 0) {
+    local_fd_ = -1;
+    return void(local_fail("write " + current_.local.string(), errno));
+  }
+  local_fd_ = -1;
+  if (::rename(temp_.c_str(), current_.local.c_str()) != 0)
+    return void(local_fail("rename to " + current_.local.string(), errno));
+  temp_.clear();
+}
+
+}  // namespace tpush::ssh
