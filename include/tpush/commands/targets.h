@@ -24,6 +24,6 @@ Targets resolve_targets(const Options& o, int signal_fd = -1);
 // For workers resolved from the TPU cache: a fresh describe, to retry workers
 // whose cached address failed. Empty when there is nothing to refresh.
 std::function<std::vector<inventory::Worker>()> tpu_refresher(const Options& o, const Targets& t,
-                                                              int signal_fd);
+                                                              int signal_fd = -1);
 
 }  // namespace tpush::commands
