@@ -247,6 +247,19 @@ class RsyncJob final : public fanout::Job {
   void remember_stderr(std::string_view bytes) {
     stderr_tail_.append(bytes);
     if (stderr_tail_.size() > 8192) stderr_tail_.erase(0, stderr_tail_.size() - 4096);
+    if (ssh_error_.empty()) {  // the first line saying why ssh could not get in
+      for (const char* mark : {"ssh: ", "Host key verification failed", "Permission denied (", "REMOTE HOST IDENTIFICATION"}) {
+        const auto at = stderr_tail_.find(mark);
+        if (at == std::string::npos) continue;
+        const auto begin = stderr_tail_.rfind('\n', at);
+        const auto end = stderr_tail_.find('\n', at);
+        if (end == std::string::npos) break;  // wait for the whole line
+        ssh_error_ = stderr_tail_.substr(begin == std::string::npos ? 0 : begin + 1,
+                                         end - (begin == std::string::npos ? 0 : begin + 1));
+        if (ssh_error_.size() > 200) ssh_error_.resize(200);
+        break;
+      }
+    }
     if (stderr_tail_.find("rsync: command not found") != std::string::npos ||
         stderr_tail_.find("rsync: not found") != std::string::npos)
       remote_rsync_missing_ = true;
@@ -287,9 +300,10 @@ class RsyncJob final : public fanout::Job {
     if (remote_rsync_missing_)
       return finish(fanout::Outcome::failed, "rsync is not installed on the worker (rsync exit " +
                                                  std::to_string(code) + ")", code);
-    const std::string detail = last_stderr_line();
-    // 255: ssh could not connect, verify the host key or log in.
-    if (code == 255)
+    const std::string detail = ssh_error_.empty() ? last_stderr_line() : ssh_error_;
+    // ssh could not connect, verify the host key or log in: rsync then exits 255,
+    // or 12 ("connection unexpectedly closed") depending on timing.
+    if (code == 255 || (code == 12 && !ssh_error_.empty()))
       return finish(fanout::Outcome::unreachable, "ssh failed" + (detail.empty() ? "" : ": " + detail), code);
     finish(fanout::Outcome::failed, "rsync exit " + std::to_string(code) + (detail.empty() ? "" : ": " + detail), code);
   }
@@ -347,7 +361,7 @@ class RsyncJob final : public fanout::Job {
   bool started_ = false, finished_ = false, paused_ = false, exited_ = false;
   bool remote_rsync_missing_ = false;
   int status_ = 0;
-  std::string stderr_tail_;
+  std::string stderr_tail_, ssh_error_;
   fanout::Clock::time_point start_, exit_seen_;
   fanout::WorkerResult result_;
 };

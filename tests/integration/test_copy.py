@@ -311,3 +311,13 @@ def test_rsync_remote_rsync_missing_is_clear(tp, islands, tmp_path):
 def test_rsync_needs_a_remote_side(tp, islands, tmp_path):
     r = tp(*hosts_arg(islands.hosts[:1]), "rsync", "-a", str(tmp_path), str(tmp_path / "x"))
     assert r.returncode == 2 and ":PATH" in r.err, r
+
+
+def test_rsync_unreachable_worker_says_why(tp, islands, tmp_path):
+    (tmp_path / "f").write_text("x")
+    dead = f"127.0.150.250:{farm_mod.free_port('127.0.150.250')}"
+    r = tp(*hosts_arg([islands.hosts[0], dead]), "rsync", str(tmp_path / "f"), f":{islands.data}/t9/")
+    assert r.returncode == 255, r
+    s = r.summary()
+    assert s.ok == 1 and s.unreachable == 1, r
+    assert "Connection refused" in s.reasons[dead], r
