@@ -9,18 +9,19 @@ _tpush_options='
     --internal-ip --refresh --fetch-host-keys --gcloud-timeout
     -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check
+    -e --env --cd --tty -n --no-stdin --detach --log
     --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color'
 
 # Options that take a value (the next word, or --long=VALUE).
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --gcloud-timeout
     -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
-    --alive-interval --host-key-check --label --color'
+    --alive-interval --host-key-check --label --color -e --env --cd --log'
 
 _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
     local opt=$1 cur=$2
     case $opt in
-        -H | --hosts | -i | --identity)
+        -H | --hosts | -i | --identity | --log)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))
             ;;

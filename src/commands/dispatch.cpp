@@ -8,7 +8,9 @@
 
 #include <string_view>
 
+#include "tpush/commands/copy.h"
 #include "tpush/commands/options.h"
+#include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
 #include "tpush/commands/subcommands.h"
 #include "tpush/commands/targets.h"
@@ -26,7 +28,8 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"workers", workers_main},
+    {"workers", workers_main}, {"cp", cp_main},     {"get", get_main},   {"rsync", rsync_main},
+    {"kill", kill_main},       {"ps", ps_main},     {"logs", logs_main},
 };
 
 const Subcommand* find_subcommand(std::string_view name) {
@@ -66,6 +69,9 @@ int dispatch(int argc, const char* const* argv) {
   const Targets targets = resolve_targets(o, signals.fd());
   RunPlan plan;
   plan.command = join_command(o.rest);
+  if (o.detach != !o.log_file.empty())
+    throw UsageError("--detach and --log go together (e.g. --detach --log train.log 'python train.py')");
+  if (o.detach) plan.command = detach_command(plan.command, o.log_file);
   plan.setup = {resolve_env(o.env), o.cd};
   plan.tty = o.tty;
   // Like ssh: a pipe or file on stdin goes to every worker; a terminal does not.

@@ -48,15 +48,23 @@ CLI::Option* one_each(CLI::Option* o) {
   return o->allow_extra_args(false);
 }
 
+// "-f,--fanout", less a short name the subcommand already took for itself
+// (logs -f is --follow; the fan-out is then --fanout only).
+std::string names(const CLI::App& app, const std::string& short_and_long) {
+  const auto comma = short_and_long.find(',');
+  const std::string short_name = short_and_long.substr(0, comma);
+  return app.get_option_no_throw(short_name) ? short_and_long.substr(comma + 1) : short_and_long;
+}
+
 // The options every form of tpush takes, bound to `o`.
 void add_options(CLI::App& app, Options& o, bool& version, bool port_short = true) {
   auto* where = "Workers";
   one_each(app.add_option("-w", o.host_exprs, "Hosts: node[01-16],user@h:port,^FILE (repeatable)")
                             ->group(where));
   one_each(app.add_option("-x", o.excludes, "Exclude hosts (same syntax, repeatable)")->group(where));
-  one_each(app.add_option("-H,--hosts", o.host_files, "Hosts file, one [user@]host[:port] per line")
+  one_each(app.add_option(names(app, "-H,--hosts"), o.host_files, "Hosts file, one [user@]host[:port] per line")
                             ->group(where));
-  one_each(app.add_option("-t,--tpu", o.tpus, "TPU VM name(s) to resolve through gcloud")
+  one_each(app.add_option(names(app, "-t,--tpu"), o.tpus, "TPU VM name(s) to resolve through gcloud")
                             ->delimiter(',')
                             ->group(where));
   one_each(app.add_option("--queued-resource", o.queued_resources,
@@ -75,19 +83,19 @@ void add_options(CLI::App& app, Options& o, bool& version, bool port_short = tru
       ->group(where);
 
   auto* how = "Connection";
-  app.add_option("-l,--user", o.user, "Remote user (default: user@ in the host, else $USER)")->group(how);
-  app.add_option(port_short ? "-p,--port" : "--port", o.port, "Remote port (default: host:port, else 22)")
+  app.add_option(names(app, "-l,--user"), o.user, "Remote user (default: user@ in the host, else $USER)")->group(how);
+  app.add_option(port_short ? names(app, "-p,--port") : "--port", o.port, "Remote port (default: host:port, else 22)")
       ->check(CLI::Range(1, 65535))
       ->group(how);
-  one_each(app.add_option("-i,--identity", o.identities, "Private key file (repeatable)")->group(how));
-  app.add_option("-f,--fanout", o.fanout, "Max concurrent sessions (default: all workers, up to 1024)")
+  one_each(app.add_option(names(app, "-i,--identity"), o.identities, "Private key file (repeatable)")->group(how));
+  app.add_option(names(app, "-f,--fanout"), o.fanout, "Max concurrent sessions (default: all workers, up to 1024)")
       ->check(CLI::PositiveNumber)
       ->group(how);
   app.add_option("--connect-timeout", o.connect_timeout,
                  "Seconds for TCP connect + SSH handshake + auth (default 10)")
       ->check(CLI::Range(1, 86400))
       ->group(how);
-  app.add_option("-u,--timeout", o.timeout, "Seconds a command may run on a worker (default: no limit)")
+  app.add_option(names(app, "-u,--timeout"), o.timeout, "Seconds a command may run on a worker (default: no limit)")
       ->check(CLI::Range(1, 31536000))
       ->group(how);
   app.add_option("--alive-interval", o.alive_interval,
@@ -101,7 +109,7 @@ void add_options(CLI::App& app, Options& o, bool& version, bool port_short = tru
       ->group(how);
 
   auto* remote = "Remote command";
-  one_each(app.add_option("-e,--env", o.env,
+  one_each(app.add_option(names(app, "-e,--env"), o.env,
                           "Export NAME (its value here) or NAME=VALUE to the command (repeatable; "
                           "values never appear in logs)")
                ->group(remote));
@@ -110,7 +118,7 @@ void add_options(CLI::App& app, Options& o, bool& version, bool port_short = tru
                "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process "
                "(stderr is merged into stdout)")
       ->group(remote);
-  app.add_flag("-n,--no-stdin", o.no_stdin, "Do not send tpush's stdin to the workers")->group(remote);
+  app.add_flag(names(app, "-n,--no-stdin"), o.no_stdin, "Do not send tpush's stdin to the workers")->group(remote);
   app.add_flag("--detach", o.detach,
                "Start the command in its own session on every worker and return (needs --log)")
       ->group(remote);
@@ -121,10 +129,10 @@ void add_options(CLI::App& app, Options& o, bool& version, bool port_short = tru
   app.add_option("--label", o.label, "Prefix lines with the host (default) or the index: w0, w1, ...")
       ->check(CLI::IsMember({"host", "index"}))
       ->group(out);
-  app.add_flag("-N,--no-prefix", o.no_prefix, "Print lines without the worker prefix")->group(out);
-  app.add_flag("-q,--quiet", o.quiet, "No summary when every worker succeeded")->group(out);
-  app.add_flag("-S,--summary-always", o.summary_always, "Summary line for every worker, ok ones too")->group(out);
-  app.add_flag("-v,--verbose", o.verbose, "Debug log on stderr (repeat for more)")->group(out);
+  app.add_flag(names(app, "-N,--no-prefix"), o.no_prefix, "Print lines without the worker prefix")->group(out);
+  app.add_flag(names(app, "-q,--quiet"), o.quiet, "No summary when every worker succeeded")->group(out);
+  app.add_flag(names(app, "-S,--summary-always"), o.summary_always, "Summary line for every worker, ok ones too")->group(out);
+  app.add_flag(names(app, "-v,--verbose"), o.verbose, "Debug log on stderr (repeat for more)")->group(out);
   app.add_option("--color", o.color, "auto (default; TTY only, honours NO_COLOR), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->group(out);
@@ -146,7 +154,14 @@ std::optional<Options> parse_options(int argc, const char* const* argv,
   CLI::App app{"tpush: run a command on every worker of a TPU pod or host list, at once\n\n"
                "Usage: tpush [OPTIONS] COMMAND...\n       tpush [OPTIONS] SUBCOMMAND [ARGS...]\n"
                "Subcommands (each takes these options too; see tpush SUBCOMMAND --help):\n"
-               "  workers [--json]   list the resolved workers and where they came from",
+               "  workers [--json]                   the resolved workers and where they came from\n"
+               "  cp [-r] [-p] SRC... DEST           copy files to every worker\n"
+               "  get [-r] REMOTE... LOCALDIR        gather files into LOCALDIR/<label>/\n"
+               "  rsync [RSYNC OPTIONS] SRC DEST     rsync to/from every worker (remote side: :path)\n"
+               "  kill [-s SIG] [--grace S] [--sudo] PATTERN | kill --tpu\n"
+               "                                     stop matching processes / whatever holds the TPU\n"
+               "  ps [--all-users] [PATTERN]         matching processes on every worker\n"
+               "  logs [-f] [-n LINES] FILE          the end of FILE on every worker",
                "tpush"};
   app.prefix_command();  // options end at the first word of the remote command
   app.footer(

@@ -220,8 +220,12 @@ RunOutcome Scheduler::run() {
       const std::uint64_t tag = events[k].data.u64;
       if (tag == kSignalTag) {
         signalfd_siginfo info;
-        while (read(signal_fd_, &info, sizeof info) == sizeof info)
+        bool any = false;
+        while (read(signal_fd_, &info, sizeof info) == sizeof info) {
+          any = true;
           on_signal(static_cast<int>(info.ssi_signo), now);
+        }
+        if (!any) interrupt_all();  // readable, but not a signalfd: stop
       } else if (tag == kInputTag) {
         pump_input(now);
       } else if (tag == kWriterTag) {
