@@ -63,8 +63,17 @@ Scheduler::~Scheduler() {
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
+std::size_t Scheduler::count_connecting() const {
+  std::size_t n = 0;
+  for (std::size_t i : active_) n += slots_[i].job->connecting() ? 1 : 0;
+  return n;
+}
+
 void Scheduler::start_more(Clock::time_point now) {
-  while (!stopping_ && next_ < workers_ && active_.size() < fanout_) {
+  if (stopping_ || next_ >= workers_ || active_.size() >= fanout_) return;
+  std::size_t connecting = count_connecting();
+  while (!stopping_ && next_ < workers_ && active_.size() < fanout_ && connecting < max_connecting) {
+    ++connecting;
     const std::size_t i = next_++;
     slots_[i].job = factory_(i);
     active_.push_back(i);

@@ -39,6 +39,7 @@ class CommandJob final : public Job {
   int fd() const override { return connection_.fd(); }
   ssh::Wait wait() const override;
   bool paused_for_output() const override;
+  bool connecting() const override { return !finished_ && !channel_; }
   WorkerResult result() const override { return result_; }
 
  private:

@@ -31,6 +31,9 @@ class Job {
   virtual int fd() const = 0;                 // -1 when there is nothing to poll
   virtual ssh::Wait wait() const = 0;         // none while paused for output
   virtual bool paused_for_output() const = 0;
+  // True while the connection is being set up (TCP, handshake, auth): the
+  // scheduler paces those so a burst does not overflow a server's accept queue.
+  virtual bool connecting() const { return false; }
   virtual WorkerResult result() const = 0;
 };
 

@@ -26,6 +26,11 @@ struct RunOutcome {
 
 class Scheduler {
  public:
+  // At most this many workers set up their connections at once (the rest of
+  // the fan-out waits, its connect deadline not yet started): sshd's accept
+  // queue holds 128, and a server CPU-bound on key exchanges serves them in turn.
+  static constexpr std::size_t max_connecting = 128;
+
   using JobFactory = std::function<std::unique_ptr<Job>(std::size_t index)>;
 
   // `signal_fd` (a signalfd, or -1) and `writer` (or null) are watched;
@@ -50,6 +55,7 @@ class Scheduler {
     unsigned registered_events = 0;
   };
   void start_more(Clock::time_point now);
+  std::size_t count_connecting() const;
   void settle(std::size_t index);  // after any call into a job
   void interrupt_all();
   void on_signal(int signo, Clock::time_point now);
