@@ -145,7 +145,6 @@ int cp_main(Options& o, int signal_fd) {
   spec.description =
       "Copy local files to every worker over SFTP. Each file is written to a temporary name beside\n"
       "its target and renamed when complete. DEST ending in '/' (or several sources) means \"into\".";
-  spec.port_short = false;
   spec.add_own = [&](CLI::App& app) {
     app.add_flag("-r,--recursive", recursive, "Copy directories and everything in them");
     app.add_flag("-p,--preserve", preserve, "Keep each file's mode and modification time (the port is --port)");

@@ -19,7 +19,6 @@ int get_main(Options& o, int signal_fd) {
   spec.description =
       "Copy files from every worker into LOCALDIR/<label>/, over SFTP. Each file is written to a\n"
       "temporary name and renamed when complete.";
-  spec.port_short = false;
   spec.add_own = [&](CLI::App& app) {
     app.add_flag("-r,--recursive", recursive, "Copy directories and everything in them");
     app.add_flag("-p,--preserve", preserve, "Keep each file's mode and modification time (the port is --port)");

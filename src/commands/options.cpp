@@ -57,7 +57,7 @@ std::string names(const CLI::App& app, const std::string& short_and_long) {
 }
 
 // The options every form of tpush takes, bound to `o`.
-void add_options(CLI::App& app, Options& o, bool& version, bool port_short = true) {
+void add_options(CLI::App& app, Options& o, bool& version) {
   auto* where = "Workers";
   one_each(app.add_option("-w", o.host_exprs, "Hosts: node[01-16],user@h:port,^FILE (repeatable)")
                             ->group(where));
@@ -84,7 +84,7 @@ void add_options(CLI::App& app, Options& o, bool& version, bool port_short = tru
 
   auto* how = "Connection";
   app.add_option(names(app, "-l,--user"), o.user, "Remote user (default: user@ in the host, else $USER)")->group(how);
-  app.add_option(port_short ? names(app, "-p,--port") : "--port", o.port, "Remote port (default: host:port, else 22)")
+  app.add_option(names(app, "-p,--port"), o.port, "Remote port (default: host:port, else 22)")
       ->check(CLI::Range(1, 65535))
       ->group(how);
   one_each(app.add_option(names(app, "-i,--identity"), o.identities, "Private key file (repeatable)")->group(how));
@@ -197,7 +197,7 @@ std::optional<std::vector<std::string>> parse_subcommand(Options& o, const Subco
   std::vector<std::string> positionals;
   CLI::App app{spec.description + "\n\nUsage: tpush [OPTIONS] " + spec.usage, "tpush " + o.subcommand};
   if (spec.add_own) spec.add_own(app);  // first: its own short options win (cp -p)
-  add_options(app, o, version, spec.port_short);
+  add_options(app, o, version);
   app.add_option("args", positionals, "")->group("");
   try {
     parse_or_throw(app, o.rest);

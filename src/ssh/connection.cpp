@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tpush/ssh/hangup.h"
 #include "tpush/ssh/library.h"
 
 namespace tpush::ssh {
@@ -290,8 +291,7 @@ bool Connection::try_agent() {
       return true;
     }
     last_auth_error_ = last_error();
-    if (rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_SEND ||
-        rc == LIBSSH2_ERROR_SOCKET_RECV) {
+    if (is_hangup(rc)) {
       agent_done_ = true;
       key_index_ = settings_.credentials->keys.size();  // the server hung up
       return false;
@@ -318,8 +318,7 @@ bool Connection::try_keys() {
       return true;
     }
     last_auth_error_ = last_error();
-    if (rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_SEND ||
-        rc == LIBSSH2_ERROR_SOCKET_RECV)
+    if (is_hangup(rc))
       break;  // the server hung up (MaxAuthTries): no point in trying more
   }
   return false;

@@ -2,6 +2,8 @@
 
 #include <libssh2.h>
 
+#include "tpush/ssh/hangup.h"
+
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -9,10 +11,6 @@
 namespace tpush::ssh {
 namespace {
 
-bool is_hangup(int rc) {
-  return rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV ||
-         rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT;
-}
 
 }  // namespace
 

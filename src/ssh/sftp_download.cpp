@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <libssh2.h>
+
+#include "tpush/ssh/hangup.h"
 #include <libssh2_sftp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,10 +23,6 @@ std::string base_name(std::string remote) {
   return slash == std::string::npos ? remote : remote.substr(slash + 1);
 }
 
-bool is_hangup(int rc) {
-  return rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV ||
-         rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT;
-}
 
 }  // namespace
 

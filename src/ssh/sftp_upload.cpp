@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <libssh2.h>
+
+#include "tpush/ssh/hangup.h"
 #include <libssh2_sftp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,10 +20,6 @@
 namespace tpush::ssh {
 namespace {
 
-bool is_hangup(int rc) {
-  return rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV ||
-         rc == LIBSSH2_ERROR_SOCKET_SEND || rc == LIBSSH2_ERROR_SOCKET_TIMEOUT;
-}
 
 unsigned int len(const std::string& s) { return static_cast<unsigned int>(s.size()); }
 

@@ -64,7 +64,6 @@ struct SubcommandSpec {
   std::string usage;        // "cp [-r] [-p] SRC... DEST"
   std::string description;  // one line
   std::function<void(CLI::App&)> add_own;
-  bool port_short = true;   // false: -p belongs to the subcommand
   bool takes_args = true;   // positional arguments allowed
 };
 
