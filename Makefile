@@ -48,7 +48,7 @@ NO_MAKE_ENV := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
 
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_init_order=1:check_initialization_order=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1 \
-            LSAN_OPTIONS=report_objects=1
+            LSAN_OPTIONS=report_objects=1:print_suppressions=0:suppressions=$(CURDIR)/tests/lsan.supp
 
 .PHONY: all build test test-asan test-unit demo bench install clean distclean \
         deps-build deps-test deps-bench libssh2 help
