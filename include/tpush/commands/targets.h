@@ -19,11 +19,11 @@ struct Targets {
 
 // Host lists (-w, -H, minus -x) first, then TPUs. UsageError when there are
 // none. Ctrl-C on `signal_fd` while gcloud runs throws Interrupted.
-Targets resolve_targets(const Options& o, int signal_fd = -1);
+Targets resolve_targets(const Options& o, int signal_fd);
 
 // For workers resolved from the TPU cache: a fresh describe, to retry workers
 // whose cached address failed. Empty when there is nothing to refresh.
 std::function<std::vector<inventory::Worker>()> tpu_refresher(const Options& o, const Targets& t,
-                                                              int signal_fd = -1);
+                                                              int signal_fd);
 
 }  // namespace tpush::commands
