@@ -9,22 +9,31 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "tpush/ssh/hangup.h"
 #include "tpush/ssh/library.h"
+#include "tpush/ssh/wire.h"
 
 namespace tpush::ssh {
 namespace {
 
 using fanout::Outcome;
 
-std::string blob_type(const char* blob, std::size_t len) {
-  if (len < 4) return "unknown";
-  const auto* p = reinterpret_cast<const unsigned char*>(blob);
-  const std::size_t n = (std::size_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
-  if (n + 4 > len) return "unknown";
-  return std::string(blob + 4, n);
+// libssh2's sign callback for keys tpush decoded itself. The signature is
+// handed over in memory from malloc: libssh2 frees it with the session's
+// allocator, the default one.
+int sign_with_key(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len, const unsigned char* data,
+                  std::size_t data_len, void** abstract) {
+  const auto* key = static_cast<const SigningKey*>(*abstract);
+  const auto signature = key->sign_userauth_request({reinterpret_cast<const char*>(data), data_len});
+  if (!signature) return -1;
+  *sig = static_cast<unsigned char*>(std::malloc(signature->size()));
+  if (!*sig) return -1;
+  std::memcpy(*sig, signature->data(), signature->size());
+  *sig_len = signature->size();
+  return 0;
 }
 
 std::string connect_error_text(int err) {
@@ -231,7 +240,7 @@ void Connection::check_host_key() {
     fail(Outcome::unreachable, "protocol error (the server sent no host key)");
     return;
   }
-  const HostKey key{blob_type(blob, len), std::string(blob, len)};
+  const HostKey key{wire::blob_type({blob, len}), std::string(blob, len)};
   const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
                            &endpoint_.pinned_host_key};
   auto verdict = settings_.host_keys->verify(id, key);
@@ -303,9 +312,18 @@ bool Connection::try_keys() {
   const auto& keys = settings_.credentials->keys;
   while (key_index_ < keys.size()) {
     const KeyFile& key = keys[key_index_];
-    const int rc = libssh2_userauth_publickey_frommemory(
-        session_, endpoint_.user.data(), endpoint_.user.size(), nullptr, 0, key.private_key.data(),
-        key.private_key.size(), key.passphrase.empty() ? nullptr : key.passphrase.c_str());
+    int rc;
+    if (key.signing_key) {
+      sign_abstract_ = const_cast<SigningKey*>(&*key.signing_key);
+      const std::string& blob = key.signing_key->public_blob();
+      rc = libssh2_userauth_publickey(session_, endpoint_.user.c_str(),
+                                      reinterpret_cast<const unsigned char*>(blob.data()), blob.size(),
+                                      &sign_with_key, &sign_abstract_);
+    } else {
+      rc = libssh2_userauth_publickey_frommemory(
+          session_, endpoint_.user.data(), endpoint_.user.size(), nullptr, 0, key.private_key.data(),
+          key.private_key.size(), key.passphrase.empty() ? nullptr : key.passphrase.c_str());
+    }
     if (rc == LIBSSH2_ERROR_EAGAIN) {
       wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
                   ? Wait::write

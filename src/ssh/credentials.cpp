@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
+#include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 #include "tpush/util/error.h"
 #include "tpush/util/terminal.h"
@@ -22,18 +25,6 @@ bool read_file(const fs::path& p, std::string& out) {
   std::ostringstream ss;
   ss << in.rdbuf();
   out = ss.str();
-  return true;
-}
-
-// Reads a big-endian length-prefixed string from an OpenSSH key blob.
-bool read_ssh_string(const std::string& blob, std::size_t& pos, std::string& out) {
-  if (pos + 4 > blob.size()) return false;
-  const auto* p = reinterpret_cast<const unsigned char*>(blob.data() + pos);
-  const std::size_t len = (std::size_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
-  pos += 4;
-  if (pos + len > blob.size()) return false;
-  out = blob.substr(pos, len);
-  pos += len;
   return true;
 }
 
@@ -58,9 +49,8 @@ bool is_encrypted_private_key(const std::string& text) {
   if (!blob) return false;
   constexpr std::string_view magic("openssh-key-v1\0", 15);
   if (blob->compare(0, magic.size(), magic) != 0) return false;
-  std::size_t pos = magic.size();
-  std::string cipher;
-  return read_ssh_string(*blob, pos, cipher) && cipher != "none";
+  const auto cipher = wire::Reader(std::string_view(*blob).substr(magic.size())).string();
+  return cipher && *cipher != "none";
 }
 
 Credentials Credentials::gather(const std::vector<fs::path>& identity_files, const fs::path& home) {
@@ -71,7 +61,7 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files, con
   auto add = [&](const fs::path& p, bool explicit_file) {
     for (const auto& k : c.keys)
       if (k.path == p) return;
-    KeyFile key{p, {}, {}, false};
+    KeyFile key{p, {}, {}, false, std::nullopt};
     if (!read_file(p, key.private_key)) {
       if (explicit_file)
         throw UsageError("cannot read identity file '" + p.string() + "': " + std::strerror(errno) +
@@ -101,6 +91,12 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files, con
       }
       ++it;
     }
+  }
+  for (auto& key : c.keys) {
+    key.signing_key = SigningKey::parse(key.private_key, key.passphrase);
+    spdlog::debug("key {}: {}", key.path.string(),
+                  key.signing_key ? "decoded once, signs for every session"
+                                  : "not decoded by tpush, libssh2 reads it per session");
   }
   return c;
 }

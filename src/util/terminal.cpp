@@ -9,7 +9,8 @@ namespace tpush::util {
 std::optional<std::string> read_secret_from_tty(const std::string& prompt) {
   const int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return std::nullopt;
-  [[maybe_unused]] auto w = write(fd, prompt.data(), prompt.size());
+  // Echo goes off (dropping anything typed ahead) before the prompt appears,
+  // so an answer typed right after the prompt is never flushed away.
   termios old{};
   const bool have_termios = tcgetattr(fd, &old) == 0;
   if (have_termios) {
@@ -17,6 +18,7 @@ std::optional<std::string> read_secret_from_tty(const std::string& prompt) {
     quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
     tcsetattr(fd, TCSAFLUSH, &quiet);
   }
+  [[maybe_unused]] auto w = write(fd, prompt.data(), prompt.size());
   std::string secret;
   char c;
   while (read(fd, &c, 1) == 1 && c != '\n' && c != '\r') secret += c;

@@ -120,6 +120,7 @@ class Connection {
   bool agent_done_ = false;
   bool identity_pending_ = false;
   std::size_t key_index_ = 0;
+  void* sign_abstract_ = nullptr;  // the SigningKey libssh2's sign callback is given
   int agent_keys_tried_ = 0;
   std::string last_auth_error_;
 

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "tpush/ssh/signing_key.h"
 
 namespace tpush::ssh {
 
@@ -13,6 +16,10 @@ struct KeyFile {
   std::string private_key;  // file contents, read once and shared by every worker
   std::string passphrase;   // asked once on the terminal when the key is encrypted
   bool encrypted = false;
+  // The key decoded once for every session; nullopt for a format only
+  // libssh2 reads (an encrypted OpenSSH-format key), which then parses
+  // `private_key` per session.
+  std::optional<SigningKey> signing_key;
 };
 
 struct Credentials {

@@ -1,0 +1,38 @@
+// The SSH wire encoding (RFC 4251 section 5) that tpush reads and writes itself:
+// key blobs, OpenSSH private key files, signed userauth requests.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tpush::ssh::wire {
+
+// Reads fields front to back from `bytes`; every read fails (nullopt) once the
+// data runs short, and stays failed.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : rest_(bytes) {}
+
+  std::optional<std::uint8_t> byte();
+  std::optional<std::uint32_t> u32();
+  std::optional<std::string_view> string();  // uint32 length, then the bytes
+  std::string_view rest() const { return rest_; }
+
+ private:
+  std::string_view rest_;
+  bool failed_ = false;
+};
+
+void put_u32(std::string& out, std::uint32_t value);
+void put_string(std::string& out, std::string_view bytes);
+// `magnitude` is an unsigned big-endian integer (leading zeros allowed); it is
+// written as a positive mpint: leading zeros dropped, a zero byte added when
+// the top bit is set.
+void put_mpint(std::string& out, std::string_view magnitude);
+
+// The type name a key blob starts with ("ssh-ed25519"), or "unknown".
+std::string blob_type(std::string_view blob);
+
+}  // namespace tpush::ssh::wire
