@@ -38,18 +38,26 @@ sys.path.insert(0, str(ROOT / "tests" / "farm"))
 import farm as farmmod  # noqa: E402
 
 LINES = 1000
+COPY_MIB = 100
+COPY_DEST = "/dst"  # inside each worker's chroot
 CLK = os.sysconf("SC_CLK_TCK")
 
 
 # --------------------------------------------------------------------------- farm
 
 class BenchSshd(farmmod.Sshd):
-    """The farm's sshd with the key exchange pinned and quiet logging."""
+    """The farm's sshd with the key exchange pinned and quiet logging.  For the copy
+    scenario, `chroots` maps each worker address to its own root directory, so that N
+    workers on one machine get N separate file systems to write into (SFTP only)."""
+
+    chroots: dict[str, Path] = {}
 
     def write_config(self) -> None:
         super().write_config()
         text = self.config.read_text().replace("LogLevel VERBOSE", "LogLevel ERROR")
         text += "KexAlgorithms curve25519-sha256\n"
+        for address, root in self.chroots.items():
+            text += f"Match LocalAddress {address}\n  ChrootDirectory {root}\n"
         self.config.write_text(text)
 
 
@@ -155,6 +163,26 @@ def remote_command(scenario: str) -> str:
     return f'set -- $SSH_CONNECTION; seq -f "$3 %g" {LINES}'
 
 
+def copy_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path, src: Path,
+              tpush_bin: str) -> list[str]:
+    """Push `src` into COPY_DEST/ on every worker."""
+    hosts = str(f.dir / "hosts-plain")
+    if tool == "tpush":
+        return [tpush_bin, "-H", hosts, "-p", str(port), *(["-f", str(fan)] if fan else []),
+                "cp", str(src), COPY_DEST + "/"]
+    if tool == "pscp":
+        return ["parallel-scp", "-h", hosts, "-t", "0", "-x", f"-F {cfg}",
+                *(["-p", str(fan)] if fan else []), str(src), COPY_DEST + "/"]
+    if tool == "scp":
+        # pdcp-style: one scp per worker, `fan` at a time (xargs -P), as people script it
+        return ["sh", "-c", f'xargs -P {fan or 32} -I@ scp -q -F "$1" "$2" @:{COPY_DEST}/ < "$3"',
+                "scp-fanout", str(cfg), str(src), hosts]
+    if tool == "clush":
+        return ["clush", "--hostfile", hosts, "-o", f"-F {cfg}", *(["-f", str(fan)] if fan else []),
+                "--copy", str(src), "--dest", COPY_DEST + "/"]
+    raise ValueError(tool)
+
+
 def tool_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path, cmd: str,
               tpush_bin: str) -> tuple[list[str], dict[str, str]]:
     hosts = str(f.dir / "hosts-plain")
@@ -190,7 +218,9 @@ def tool_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path,
     return argv, env
 
 
-DEFAULT_FANOUT = {"tpush": "all", "tpush-ct60": "all", "pdsh": "32", "pssh": "32", "clush": "64"}
+DEFAULT_FANOUT = {"tpush": "all", "tpush-ct60": "all", "pdsh": "32", "pssh": "32", "clush": "64",
+                  "pscp": "32", "scp": "32"}
+COPY_TOOLS = ("tpush", "pscp", "scp", "clush")
 
 
 def variants(tools: list[str], n: int) -> list[tuple[str, int | None]]:
@@ -260,12 +290,61 @@ def verify(tool: str, scenario: str, out: str, rc: int, addresses: list[str]) ->
     return ok, "; ".join(note)
 
 
+def verify_copy(roots: list[Path], src: Path, rc: int) -> tuple[bool, str]:
+    """Every worker's copy is there, whole: same size, same first and last MiB."""
+    size = src.stat().st_size
+    with open(src, "rb") as fh:
+        head = fh.read(1 << 20)
+        fh.seek(max(0, size - (1 << 20)))
+        tail = fh.read()
+    bad = 0
+    for root in roots:
+        dest = root / COPY_DEST.lstrip("/") / src.name
+        try:
+            if dest.stat().st_size != size:
+                bad += 1
+                continue
+            with open(dest, "rb") as fh:
+                if fh.read(1 << 20) != head:
+                    bad += 1
+                    continue
+                fh.seek(max(0, size - (1 << 20)))
+                if fh.read() != tail:
+                    bad += 1
+        except OSError:
+            bad += 1
+    note = "; ".join(x for x in (f"exit {rc}" if rc else "", f"{bad} workers without a whole copy" if bad else "") if x)
+    return rc == 0 and bad == 0, note
+
+
+def clear_copies(roots: list[Path]) -> None:
+    for root in roots:
+        d = root / COPY_DEST.lstrip("/")
+        for p in d.iterdir():
+            p.unlink()
+
+
+def opens_of(argv: list[str], env: dict[str, str], src: Path, f: farmmod.Farm) -> int:
+    """How many times the tool (and everything it starts) opens the source file: one
+    extra, untimed run under strace."""
+    log = f.dir / "strace-opens.log"
+    subprocess.run(["strace", "-f", "-qq", "-e", "trace=open,openat", "-o", str(log), *argv], env=env,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=600)
+    wait_sessions_gone(f)
+    return sum(1 for ln in log.read_text(errors="replace").splitlines()
+               if f'"{src}"' in ln and "= -1" not in ln)
+
+
 # --------------------------------------------------------------------------- one run
 
 def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: int, cfg: Path,
-             tpush_bin: str, workdir: Path, tag: str, timeout: float) -> dict:
-    cmd = remote_command(scenario)
-    argv, extra_env = tool_argv(tool, fan, f, port, cfg, cmd, tpush_bin)
+             tpush_bin: str, workdir: Path, tag: str, timeout: float, copy: tuple | None = None) -> dict:
+    if copy:
+        src, roots = copy
+        argv, extra_env = copy_argv(tool, fan, f, port, cfg, src, tpush_bin), {}
+    else:
+        argv, extra_env = tool_argv(tool, fan, f, port, cfg, remote_command(scenario), tpush_bin)
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
     env.update(extra_env)
     env["HOME"] = str(f.home)  # tpush reads $HOME/.ssh; OpenSSH gets everything from -F cfg
@@ -300,7 +379,11 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
     wait_sessions_gone(f)
     s1 = sshd_cpu(f.sshd.pid)
     out = out_path.read_text(errors="replace")
-    ok, note = verify(tool, scenario, out, p.returncode, f.addresses)
+    if copy:
+        ok, note = verify_copy(copy[1], copy[0], p.returncode)
+        clear_copies(copy[1])
+    else:
+        ok, note = verify(tool, scenario, out, p.returncode, f.addresses)
     if timed_out:
         ok, note = False, f"killed after {timeout:.0f}s"
     if ok:
@@ -330,9 +413,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", default="64,256,1024")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--scenarios", default="true,lines,latency")
+    ap.add_argument("--scenarios", default="true,lines,latency,copy")
     ap.add_argument("--tools", default="tpush,tpush-ct60,pdsh,pssh,clush")
     ap.add_argument("--latency-n", default="64,256")
+    ap.add_argument("--copy-n", default="64")
+    ap.add_argument("--copy-tools", default=",".join(COPY_TOOLS))
     ap.add_argument("--delay-ms", type=float, default=25.0)
     ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(ROOT / "build" / "tpush")))
     ap.add_argument("--workdir", default="/tmp/tpush-bench")
@@ -365,6 +450,10 @@ def main(argv=None) -> int:
             meta["command"] = old_meta["command"] + " && " + meta["command"]
         Path(a.json).write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
         write_results(Path(a.results), meta, results)
+
+    if "copy" in scen:
+        for n in (int(x) for x in a.copy_n.split(",") if x):
+            run_copy(a, n, [t for t in a.copy_tools.split(",") if t], work, results, save)
 
     all_ns = sorted(set(ns) | (set(lat_ns) if "latency" in scen else set()))
     for n in all_ns:
@@ -405,6 +494,63 @@ def main(argv=None) -> int:
             f.stop()
     save()
     return 0
+
+
+def run_copy(a, n: int, tools: list[str], work: Path, results: list[dict], save) -> None:
+    """The copy scenario: COPY_MIB MiB pushed to N workers, each an SFTP-only chroot of
+    its own (on a tmpfs mounted for the run where possible, so the disk is not measured)."""
+    base = Path(f"/run/tpush-bench-copy-{os.getpid()}")  # chroot paths must be root-owned
+    base.mkdir(mode=0o755)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"mode=755,size={(n + 2) * COPY_MIB * 2}m",
+                              "tpush-bench", str(base)], capture_output=True).returncode == 0
+    src = work / f"copy-{COPY_MIB}MiB.bin"
+    if not src.exists() or src.stat().st_size != COPY_MIB << 20:
+        with open(src, "wb") as fh:
+            for _ in range(COPY_MIB):
+                fh.write(os.urandom(1 << 20))
+    src.read_bytes()  # in the page cache before any run, charged to no tool's cgroup
+    f = None
+    try:
+        roots = []
+        for i, address in enumerate(farmmod.worker_address(i) for i in range(n)):
+            root = base / f"w{i}"
+            (root / COPY_DEST.lstrip("/")).mkdir(parents=True)
+            root.chmod(0o755)
+            BenchSshd.chroots[address] = root
+            roots.append(root)
+        f = start_farm(work / f"farm-copy-{n}", n)
+        cfg = ssh_config(f, f.port, "ssh_config")
+        opens = {}
+        for r in range(a.runs):
+            for tool, fan in variants(tools, n):
+                tag = f"{n}-copy-{tool}-{fan or 'def'}-{r}"
+                res = run_once(tool, fan, "copy", f, f.port, cfg, a.tpush, work, tag, a.timeout,
+                               copy=(src, roots))
+                res.update(n=n, scenario="copy", run=r, load=float(Path("/proc/loadavg").read_text().split()[0]))
+                results.append(res)
+                print(f"bench: N={n} copy    {tool:5} f={fan or 'default':>7} run {r}: "
+                      f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s peak {fmt_mib(res['peak'])} "
+                      f"sshd {res['sshd_cpu']:.2f}s {'ok' if res['ok'] else 'FAIL ' + res['note']}",
+                      file=sys.stderr, flush=True)
+                save()
+        if shutil.which("strace"):
+            env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
+            env["HOME"] = str(f.home)
+            for tool, _ in variants(tools, n)[::1]:
+                if tool not in opens:
+                    opens[tool] = opens_of(copy_argv(tool, n, f, f.port, cfg, src, a.tpush), env, src, f)
+                    clear_copies(roots)
+            for res in results:
+                if res["scenario"] == "copy" and res["n"] == n:
+                    res["opens"] = opens.get(res["tool"])
+            save()
+    finally:
+        BenchSshd.chroots = {}
+        if f is not None:
+            f.stop()
+        if mounted:
+            subprocess.run(["umount", str(base)], check=False)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def fmt_mib(b):

@@ -8,9 +8,12 @@ import statistics
 from pathlib import Path
 import sys
 
-TOOL_NAME = {"tpush": "tpush", "tpush-ct60": "tpush --connect-timeout 60", "pdsh": "pdsh -R ssh", "pssh": "parallel-ssh", "clush": "clush"}
-DEFAULT_FAN = {"tpush": "all", "tpush-ct60": "all", "pdsh": "32", "pssh": "32", "clush": "64"}
-SCEN = {"true": "`true`", "lines": "1,000 lines/worker", "latency": "`true`, 50 ms RTT"}
+TOOL_NAME = {"tpush": "tpush", "tpush-ct60": "tpush --connect-timeout 60", "pdsh": "pdsh -R ssh",
+             "pssh": "parallel-ssh", "clush": "clush", "pscp": "parallel-scp", "scp": "scp fan-out (xargs -P)"}
+DEFAULT_FAN = {"tpush": "all", "tpush-ct60": "all", "pdsh": "32", "pssh": "32", "clush": "64", "pscp": "32",
+               "scp": "32"}
+SCEN = {"true": "`true`", "lines": "1,000 lines/worker", "latency": "`true`, 50 ms RTT",
+        "copy": "100 MiB file pushed to every worker (`tpush cp`, `clush --copy`)"}
 
 
 def med(xs):
@@ -39,15 +42,19 @@ def render(meta: dict, results: list[dict]) -> str:
     w(f"- commit: {meta['commit']}; {meta['tpush']}")
     w(f"- command: `{meta['command']}`")
     w(f"- peak memory: {meta['memory_method']} of a fresh cgroup per run (all client processes together)")
-    w("- **The machine was shared**: other engineers were compiling and running tests during these runs "
-      "(the `load` column is the 1-minute load average after each run; 2 CPUs). Absolute numbers are noisy; "
-      "the tools were interleaved run by run so the noise hits them alike, but treat small differences as noise.\n")
+    if float(meta["loadavg_start"][0]) > 1.5:
+        w("- **The machine was shared**: other work was running during these runs "
+          "(the `load` column is the 1-minute load average after each run; 2 CPUs). Absolute numbers are noisy; "
+          "the tools were interleaved run by run so the noise hits them alike, but treat small differences as noise.\n")
+    else:
+        w("- Nothing else ran on the machine during these runs (the `load` column is the 1-minute load average "
+          "after each run, which the benchmark itself raises; 2 CPUs). Tools were interleaved run by run.\n")
     w("Columns: wall = median of the runs (min–max); client CPU = user+sys of the tool and its reaped "
       "children (median; per worker in brackets); peak = client memory peak (median); sshd CPU = the farm "
       "sshd's CPU for the run incl. sessions and remote commands (median); floor = sshd CPU / 2 cores; "
       "ok = runs where every worker succeeded (and every line arrived whole and attributed); "
       "ratio = tpush's median ÷ this row's (on tpush's own row: ÷ the best other tool's best row).\n")
-    scen_order = ["true", "lines", "latency"]
+    scen_order = ["true", "lines", "latency", "copy"]
     targets = []
     for (n, scen), rows in sorted(groups(results).items(),
                                   key=lambda kv: (scen_order.index(kv[0][1]) if kv[0][1] in scen_order else 9, kv[0][0])):
@@ -72,7 +79,7 @@ def render(meta: dict, results: list[dict]) -> str:
             tp = tps["tpush-ct60"]
         others = [s for (t, _), s in stats.items() if not t.startswith("tpush")]
         best = {k: (min((s[k] for s in others if s[k] is not None), default=None)) for k in ("wall", "cpu", "peak")}
-        order = ["tpush", "tpush-ct60", "pdsh", "pssh", "clush"]
+        order = ["tpush", "tpush-ct60", "pdsh", "pssh", "clush", "pscp", "scp"]
         for (t, fan), s in sorted(stats.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1] is None)):
             fan_s = f"{fan} (= N)" if fan else f"default ({DEFAULT_FAN[t]})"
             if t.startswith("tpush"):
@@ -93,6 +100,10 @@ def render(meta: dict, results: list[dict]) -> str:
               f"{s['cpu']:.2f} ({1000 * s['cpu'] / n:.1f}) | {peak} | {s['sshd']:.2f} | {s['sshd'] / 2:.2f} | "
               f"{ok} | {s['load']:.1f} | {rw} | {rc} | {rm} |")
         w("")
+        opens = {t: rs[0].get("opens") for (t, _), rs in rows.items() if rs[0].get("opens") is not None}
+        if opens:
+            w("Times the source file was opened in one more run at full fan-out (strace -f, open/openat, "
+              "untimed): " + ", ".join(f"{TOOL_NAME[t]} {c}" for t, c in opens.items()) + ".\n")
     if targets:
         w("## The issue's targets, checked against these medians\n")
         w("| N | scenario | target | measured | met? |")

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tpush benchmark entry point (make bench).  See bench/README.md.
 #
-#   bash bench/run.sh [--quick] [--n 64,256,1024] [--runs 3] [--scenarios true,lines,latency]
-#                     [--latency-n 64,256] [--tools tpush,pdsh,pssh,clush] [--workdir DIR] [--append]
+#   bash bench/run.sh [--quick] [--n 64,256,1024] [--runs 3] [--scenarios true,lines,latency,copy]
+#                     [--latency-n 64,256] [--copy-n 64] [--tools tpush,pdsh,pssh,clush]
+#                     [--copy-tools tpush,pscp,scp,clush] [--workdir DIR] [--append]
 #
-# --quick = --n 64 --runs 1 --latency-n 64 (a smoke run, a few minutes).
+# --quick = --n 64 --runs 1 --latency-n 64 --copy-n 16 (a smoke run, a few minutes).
 # TPUSH_BIN selects the binary (default build/tpush).  Writes bench/results.json and
 # bench/RESULTS.md (--append adds to the runs already in bench/results.json).
 # Never part of `make test`.
@@ -14,10 +15,10 @@ orig=("$@")
 args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --quick) args+=(--n 64 --runs 1 --latency-n 64) ;;
+    --quick) args+=(--n 64 --runs 1 --latency-n 64 --copy-n 16) ;;
     --append) args+=(--append) ;;
     -h | --help) sed -n "2,10p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    --n | --runs | --scenarios | --latency-n | --tools | --workdir | --delay-ms | --timeout | --results | --json)
+    --n | --runs | --scenarios | --latency-n | --copy-n | --tools | --copy-tools | --workdir | --delay-ms | --timeout | --results | --json)
       [[ $# -ge 2 ]] || { echo "bench: $1 needs a value" >&2; exit 2; }
       args+=("$1" "$2"); shift ;;
     *) echo "bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -26,12 +27,9 @@ while [[ $# -gt 0 ]]; do
 done
 tpush_bin="${TPUSH_BIN:-$here/../build/tpush}"
 [[ -x "$tpush_bin" ]] || { echo "bench: tpush binary '$tpush_bin' not found (make build, or set TPUSH_BIN)" >&2; exit 1; }
-for t in pdsh parallel-ssh clush; do
+for t in pdsh parallel-ssh parallel-scp clush strace; do
   command -v "$t" >/dev/null || { echo "bench: $t missing: scripts/install-deps.sh bench" >&2; exit 1; }
 done
-if "$tpush_bin" cp --help >/dev/null 2>&1; then
-  echo "bench: note: 'tpush cp' exists, but the 100 MiB copy scenario is not implemented in bench/ yet" >&2
-fi
 ulimit -n "$(ulimit -Hn)"
 cmdline="bash bench/run.sh${orig[*]:+ ${orig[*]}}"
 export PYTHONDONTWRITEBYTECODE=1

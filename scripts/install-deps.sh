@@ -29,7 +29,7 @@ readonly test_pkgs=(
   nftables iproute2 procps psmisc lsof rsync
 )
 # The tools tpush is measured against.
-readonly bench_pkgs=(pdsh pssh clustershell hyperfine)
+readonly bench_pkgs=(pdsh pssh clustershell hyperfine strace)
 
 usage() {
   echo "usage: scripts/install-deps.sh [build|test|bench]" >&2

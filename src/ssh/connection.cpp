@@ -55,10 +55,35 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
   // event loop. The socket stays readable, so we come back after the others
   // (and after the timers: a peer streaming endless junk before its banner
   // would otherwise keep libssh2's banner loop spinning forever).
-  // libssh2 reads the banner one byte per call, hence the count of calls too.
+  // Calls are counted too: a peer may send many short reads.
+  if (len == 1 && self->phase_ == Phase::handshake && self->banner_pos_ < self->banner_line_.size()) {
+    *static_cast<char*>(buf) = self->banner_line_[self->banner_pos_++];
+    return 1;
+  }
   if (self->recv_budget_ == 0 || self->recv_calls_left_ == 0) return -EAGAIN;
   --self->recv_calls_left_;
-  const ssize_t n = ::recv(fd, buf, std::min(len, self->recv_budget_), flags);
+  ssize_t n;
+  if (len == 1 && self->phase_ == Phase::handshake) {
+    // libssh2 reads the server's banner (and any lines before it) one byte per
+    // call: 40-odd recv and setsockopt calls per worker. Take the whole line
+    // at once instead, never a byte past its newline, which belongs to libssh2.
+    char peek[256];
+    n = ::recv(fd, peek, std::min(sizeof peek, self->recv_budget_), flags | MSG_PEEK);
+    if (n > 0) {
+      const auto* newline = static_cast<const char*>(std::memchr(peek, '\n', static_cast<std::size_t>(n)));
+      self->banner_line_.resize(newline ? static_cast<std::size_t>(newline - peek + 1) : static_cast<std::size_t>(n));
+      self->banner_pos_ = 0;
+      n = ::recv(fd, self->banner_line_.data(), self->banner_line_.size(), flags);
+      if (n > 0) {
+        self->banner_line_.resize(static_cast<std::size_t>(n));
+        *static_cast<char*>(buf) = self->banner_line_[self->banner_pos_++];
+      } else {
+        self->banner_line_.clear();
+      }
+    }
+  } else {
+    n = ::recv(fd, buf, std::min(len, self->recv_budget_), flags);
+  }
   if (n < 0) return -errno;
   if (n > 0) {
     self->recv_budget_ -= static_cast<std::size_t>(n);
@@ -68,7 +93,7 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
   }
-  return n;
+  return n > 0 && len == 1 ? 1 : n;
 }
 
 Connection::Connection(Endpoint endpoint, const ConnectionSettings& settings)

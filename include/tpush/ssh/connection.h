@@ -112,6 +112,8 @@ class Connection {
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = Clock::now();
   std::size_t recv_budget_ = turn_bytes;
+  std::string banner_line_;  // the server's banner line, read whole, handed to libssh2 bytewise
+  std::size_t banner_pos_ = 0;
   int recv_calls_left_ = turn_calls;
 
   // auth progress
