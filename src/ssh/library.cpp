@@ -14,8 +14,10 @@ constexpr const char* kKex =
     "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,"
     "ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,"
     "diffie-hellman-group14-sha256,diffie-hellman-group-exchange-sha256";
+// chacha20-poly1305 first, as OpenSSH orders them; it is also libssh2's
+// fastest for bulk data (it encrypts AES-GCM 16 bytes per OpenSSL call).
 constexpr const char* kCiphers =
-    "aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr";
+    "chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr";
 constexpr const char* kMacs =
     "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha2-256,hmac-sha2-512";
 constexpr const char* kHostKeys =
