@@ -61,6 +61,7 @@ void CopyJob::advance(Clock::time_point now) {
     case ssh::SftpTransfer::Phase::done:
       return finish(Outcome::ok, "ok");
     case ssh::SftpTransfer::Phase::failed:
+      if (cancelling_) return finish(Outcome::interrupted, "interrupted");
       if (transfer_->server_hung_up()) return finish(Outcome::lost, "connection lost (" + transfer_->error() + ")");
       return finish(Outcome::failed, transfer_->error());
   }
@@ -84,6 +85,15 @@ void CopyJob::tick(Clock::time_point now) {
                                      seconds_text(std::chrono::duration_cast<std::chrono::seconds>(now - last)) +
                                      ")");
   connection_.keepalive();
+}
+
+void CopyJob::forward_interrupt() {
+  if (finished_) return;
+  if (transfer_ && transfer_->cancel()) {
+    cancelling_ = true;
+    return;
+  }
+  interrupt();
 }
 
 void CopyJob::interrupt() {

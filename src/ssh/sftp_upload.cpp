@@ -207,6 +207,12 @@ void SftpUpload::start_ensure(const std::string& dir) {
   step_ = Step::ensure_dir;
 }
 
+bool SftpUpload::cancel() {
+  if (phase_ != Phase::running) return false;
+  cancelled_ = true;
+  return true;
+}
+
 void SftpUpload::fail_item(const std::string& path, const std::string& what, int rc) {
   fail(path, what, rc);  // sets phase failed and error_
   if (hung_up_) return;  // nothing more can be said to this server
@@ -224,6 +230,10 @@ void SftpUpload::step() {
       return;
 
     case Step::next: {
+      if (cancelled_ && index_ < items_.size()) {
+        fail(items_[index_].remote, "interrupted", 0);  // nothing of it exists yet
+        return;
+      }
       if (index_ == items_.size()) {
         step_ = Step::shutdown;
         return;
@@ -339,6 +349,9 @@ void SftpUpload::step() {
       }
       offset_ += static_cast<std::uint64_t>(rc);
       bytes_done_ += static_cast<std::uint64_t>(rc);
+      // Between writes is the safe point to stop: closing the handle drops the
+      // requests still in flight.
+      if (cancelled_ && offset_ < size) return fail_item(item.remote, "interrupted", 0);
       return;
     }
 

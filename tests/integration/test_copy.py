@@ -248,6 +248,9 @@ def test_cp_interrupt_leaves_no_partial_target(tp, islands, tmp_path):
     assert r.returncode == 130, r
     for i in workers:
         assert not i.path("t5/huge.bin").exists(), i.address
+        # one Ctrl-C lets the upload remove its temporary file too
+        leftovers = [p.name for p in i.path("t5").iterdir()] if i.path("t5").is_dir() else []
+        assert leftovers == [], (i.address, leftovers)
 
 
 def test_get_into_per_worker_folders(tp, islands, tmp_path):

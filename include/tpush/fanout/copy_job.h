@@ -31,8 +31,9 @@ class CopyJob final : public Job {
   void advance(Clock::time_point now) override;
   void tick(Clock::time_point now) override;
   void interrupt() override;
-  // There is no remote command to pass Ctrl-C to: the first one stops the copy.
-  void forward_interrupt() override { interrupt(); }
+  // There is no remote command to pass Ctrl-C to: the first one stops the copy,
+  // letting an upload remove its temporary file on the worker first.
+  void forward_interrupt() override;
   bool finished() const override { return finished_; }
   int fd() const override { return connection_.fd(); }
   ssh::Wait wait() const override;
@@ -53,6 +54,7 @@ class CopyJob final : public Job {
 
   bool started_ = false;
   bool finished_ = false;
+  bool cancelling_ = false;  // the transfer is cleaning up after the first Ctrl-C
   Clock::time_point start_, transfer_start_;
   WorkerResult result_;
 };

@@ -4,8 +4,8 @@
 //   -> write from this worker's own offset -> close -> [setstat with -p]
 //   -> rename over the target (posix-rename@openssh.com: atomic overwrite)
 // Every step returns on EAGAIN and records the direction it waits on. On an
-// error the temporary file is removed and the worker fails with
-// "<path>: <what went wrong>"; the target is never half-written.
+// error, or when cancelled, the temporary file is removed and the worker fails
+// with "<path>: <what went wrong>"; the target is never half-written.
 #pragma once
 
 #include <sys/types.h>
@@ -75,6 +75,10 @@ class SftpTransfer {
   // Forgets every libssh2 object without touching the network (the session is
   // being abandoned; freeing it frees them).
   void release();
+  // Asks the transfer to stop at the next safe point and clean up after itself
+  // on the worker (the first Ctrl-C). False when it cannot, and must simply be
+  // abandoned.
+  virtual bool cancel() { return false; }
 
   // SFTP status code as words ("permission denied", "no such file or directory").
   static std::string status_text(unsigned long code);
@@ -108,6 +112,9 @@ class SftpUpload final : public SftpTransfer {
   SftpUpload(LIBSSH2_SESSION* session, std::shared_ptr<const std::vector<UploadItem>> items,
              std::size_t window);
   void advance() override;
+  // Stops after the write in flight, removes the temporary file, then fails
+  // with "<target>: interrupted". A file already complete is still renamed.
+  bool cancel() override;
 
   // "<target>.tpush-tmp-<12 hex digits>".
   static std::string temp_name(const std::string& target);
@@ -135,6 +142,7 @@ class SftpUpload final : public SftpTransfer {
   std::string pending_error_;    // set while cleaning up after an error
   std::string pending_path_;
   bool pending_hung_up_ = false;
+  bool cancelled_ = false;
 };
 
 // Parent directory of a remote path ("" for a bare name, "/" for "/x").
