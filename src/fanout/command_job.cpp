@@ -105,7 +105,7 @@ void CommandJob::tick(Clock::time_point now) {
                                      seconds_text(std::chrono::duration_cast<std::chrono::seconds>(
                                          now - last)) + ")");
   }
-  connection_.keepalive();
+  connection_.tick(now);
 }
 
 void CommandJob::forward_interrupt() {

@@ -84,7 +84,7 @@ void CopyJob::tick(Clock::time_point now) {
     return finish(Outcome::lost, "connection lost (no response for " +
                                      seconds_text(std::chrono::duration_cast<std::chrono::seconds>(now - last)) +
                                      ")");
-  connection_.keepalive();
+  connection_.tick(now);
 }
 
 void CopyJob::forward_interrupt() {

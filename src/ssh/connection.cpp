@@ -14,6 +14,7 @@
 
 #include "tpush/ssh/hangup.h"
 #include "tpush/ssh/library.h"
+#include "tpush/ssh/session_memory.h"
 #include "tpush/ssh/wire.h"
 
 namespace tpush::ssh {
@@ -21,15 +22,14 @@ namespace {
 
 using fanout::Outcome;
 
-// libssh2's sign callback for keys tpush decoded itself. The signature is
-// handed over in memory from malloc: libssh2 frees it with the session's
-// allocator, the default one.
+// libssh2's sign callback for keys tpush decoded itself. libssh2 frees the
+// signature with the session's allocator.
 int sign_with_key(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len, const unsigned char* data,
                   std::size_t data_len, void** abstract) {
   const auto* key = static_cast<const SigningKey*>(*abstract);
   const auto signature = key->sign_userauth_request({reinterpret_cast<const char*>(data), data_len});
   if (!signature) return -1;
-  *sig = static_cast<unsigned char*>(std::malloc(signature->size()));
+  *sig = static_cast<unsigned char*>(session_memory::allocate(signature->size(), nullptr));
   if (!*sig) return -1;
   std::memcpy(*sig, signature->data(), signature->size());
   *sig_len = signature->size();
@@ -218,7 +218,8 @@ void Connection::finish_connect() {
 }
 
 void Connection::start_session() {
-  session_ = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
+  session_ = libssh2_session_init_ex(&session_memory::allocate, &session_memory::release,
+                                     &session_memory::reallocate, this);
   if (!session_) {
     fail(Outcome::unreachable, "cannot create an SSH session (out of memory?)");
     return;
@@ -378,8 +379,13 @@ void Connection::auth_succeeded() {
   wait_ = Wait::none;
 }
 
-void Connection::keepalive() {
+void Connection::tick(Clock::time_point now) {
   if (phase_ != Phase::ready || !session_) return;
+  if (!ready_since_) ready_since_ = now;
+  if (!trimmed_ && now - *ready_since_ >= trim_after) {
+    trimmed_ = true;
+    session_memory::drop_zero_pages(session_);
+  }
   // A packet half-written must be finished before another may be sent.
   if (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND) return;
   int next = 0;

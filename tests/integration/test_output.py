@@ -71,6 +71,20 @@ def test_flood_every_line_whole_once_in_order(farm, tpush, gen):
     assert (s.total, s.ok) == (FARM_WORKERS, FARM_WORKERS), r.err[-2000:]
 
 
+def test_output_after_a_long_pause_is_intact(farm, tpush, gen):
+    """Sessions that have lived a few seconds give libssh2's untouched zero pages back to
+    the kernel (Connection::tick); output that streams after that is still whole and in
+    order, on both streams."""
+    n, hosts = 3000, farm.hosts[:16]
+    r = tpush(*host_args(hosts), f"sleep 3; /usr/bin/python3 {gen} flood {n}", timeout=120)
+    assert r.returncode == 0, str(r)
+    out = split_prefixed(r.out, hosts)
+    err = output_lines(r.err, hosts)
+    for w, h in enumerate(hosts):
+        assert out[h] == expected_flood("out", w, n), h
+        assert err[h] == expected_flood("err", w, n), h
+
+
 def test_one_mebibyte_lines_arrive_whole(farm, tpush, gen):
     """1 MiB lines (with and without a final newline) from 16 workers at once arrive whole."""
     hosts = farm.hosts[:16]

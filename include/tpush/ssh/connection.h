@@ -73,8 +73,13 @@ class Connection {
   }
   static constexpr std::size_t turn_bytes = 512u << 10;
   static constexpr int turn_calls = 64;
-  // Sends a keepalive when one is due and nothing else is being written.
-  void keepalive();
+  // Called about every 100 ms. Once ready: sends a keepalive when one is due
+  // and nothing else is being written; after the first seconds, hands the
+  // pages of the session libssh2 never wrote back (see session_memory.h), so
+  // a thousand long-running commands cost ~25 KB each, not 80 KB. Short
+  // sessions skip that: re-touching those pages costs page faults.
+  void tick(Clock::time_point now);
+  static constexpr std::chrono::seconds trim_after{2};
   // Ends the session without waiting on the peer: a best-effort disconnect
   // message, then the socket is shut down and everything freed. Never blocks.
   void abandon();
@@ -112,6 +117,8 @@ class Connection {
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = Clock::now();
   std::size_t recv_budget_ = turn_bytes;
+  std::optional<Clock::time_point> ready_since_;
+  bool trimmed_ = false;
   std::string banner_line_;  // the server's banner line, read whole, handed to libssh2 bytewise
   std::size_t banner_pos_ = 0;
   int recv_calls_left_ = turn_calls;
