@@ -42,13 +42,10 @@ def render(meta: dict, results: list[dict]) -> str:
     w(f"- commit: {meta['commit']}; {meta['tpush']}")
     w(f"- command: `{meta['command']}`")
     w(f"- peak memory: {meta['memory_method']} of a fresh cgroup per run (all client processes together)")
-    if float(meta["loadavg_start"][0]) > 1.5:
-        w("- **The machine was shared**: other work was running during these runs "
-          "(the `load` column is the 1-minute load average after each run; 2 CPUs). Absolute numbers are noisy; "
-          "the tools were interleaved run by run so the noise hits them alike, but treat small differences as noise.\n")
-    else:
-        w("- Nothing else ran on the machine during these runs (the `load` column is the 1-minute load average "
-          "after each run, which the benchmark itself raises; 2 CPUs). Tools were interleaved run by run.\n")
+    w(f"- load: the 1-minute load average was {meta['loadavg_start'][0]} at the start; the `load` column "
+      "gives it after each run. The benchmark itself keeps both CPUs busy (client and sshd), so values "
+      "of 5–15 are its own; see the notes below for anything else that ran. Tools are interleaved run "
+      "by run, so outside noise hits them alike.\n")
     w("Columns: wall = median of the runs (min–max); client CPU = user+sys of the tool and its reaped "
       "children (median; per worker in brackets); peak = client memory peak (median); sshd CPU = the farm "
       "sshd's CPU for the run incl. sessions and remote commands (median); floor = sshd CPU / 2 cores; "

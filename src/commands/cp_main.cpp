@@ -171,12 +171,14 @@ int cp_main(Options& o, int signal_fd) {
   const std::size_t running = std::max<std::size_t>(1, std::min(labels.size(), o.fanout ? o.fanout : labels.size()));
   const std::size_t window = std::clamp<std::size_t>((256u << 20) / running, 256u << 10, 512u << 10);
 
-  auto run = ctx.run(ctx.everyone(), [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
+  const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
     return std::make_unique<fanout::CopyJob>(
         i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(),
         [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); },
         &progress, ctx.writer());
-  });
+  };
+  auto run = ctx.run(ctx.everyone(), make_job);
+  ctx.retry_moved(run, tpu_refresher(o, t, signal_fd), make_job);
   progress.clear(ctx.writer());
   return ctx.finish(run);
 }

@@ -43,7 +43,7 @@ int get_main(Options& o, int signal_fd) {
   output::Progress progress(labels, 0, output::Progress::stderr_is_terminal());
   const std::vector<std::string> remotes = *args;
 
-  auto run = ctx.run(ctx.everyone(), [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
+  const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
     std::vector<ssh::DownloadRequest> requests;
     for (const auto& r : remotes)
       requests.push_back({sftp_path(r), ssh::download_target(local_dir, labels[i], r)});
@@ -53,7 +53,9 @@ int get_main(Options& o, int signal_fd) {
           return std::make_unique<ssh::SftpDownload>(s, requests, recursive, preserve);
         },
         &progress, ctx.writer());
-  });
+  };
+  auto run = ctx.run(ctx.everyone(), make_job);
+  ctx.retry_moved(run, tpu_refresher(o, t, signal_fd), make_job);
   progress.clear(ctx.writer());
   return ctx.finish(run);
 }

@@ -58,38 +58,6 @@ std::string remote_command_line(const std::string& command, const inventory::Wor
   return line + "; " + command;
 }
 
-namespace {
-
-// Workers that could not be reached at their cached address get one more try
-// when a fresh describe shows that address changed.
-void retry_moved_workers(RunContext& ctx, fanout::RunOutcome& run, const RunPlan& plan,
-                         const RunContext::JobFactory& make_job) {
-  std::vector<std::size_t> retry;
-  std::vector<inventory::Worker> fresh;
-  for (std::size_t i = 0; i < run.results.size(); ++i) {
-    const auto& r = run.results[i];
-    if (r.reached || (r.outcome != fanout::Outcome::unreachable && r.outcome != fanout::Outcome::timed_out))
-      continue;
-    if (fresh.empty()) {
-      spdlog::info("cached addresses failed to connect; describing the TPU again");
-      fresh = plan.refresh();
-    }
-    const auto& old = ctx.workers()[i];
-    for (const auto& f : fresh) {
-      if (f.label != old.label || f.target == old.target) continue;
-      spdlog::warn("{}: address changed from {} to {}; retrying", f.label, old.target.host, f.target.host);
-      ctx.update_worker(i, f);
-      retry.push_back(i);
-    }
-  }
-  if (retry.empty()) return;
-  const fanout::RunOutcome again = ctx.run(retry, make_job);
-  for (std::size_t k = 0; k < retry.size(); ++k) run.results[retry[k]] = again.results[k];
-  run.interrupted = again.interrupted;
-  run.output_closed = again.output_closed;
-}
-
-}  // namespace
 
 int run_on_workers(const Options& o, const std::vector<inventory::Worker>& workers,
                    const RunPlan& plan) {
@@ -108,7 +76,7 @@ int run_on_workers(const Options& o, const std::vector<inventory::Worker>& worke
         ctx.deadlines(), ctx.lines(), ctx.writer());
   };
   fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job, input ? &*input : nullptr);
-  if (plan.refresh && !run.interrupted && !run.output_closed) retry_moved_workers(ctx, run, plan, make_job);
+  ctx.retry_moved(run, plan.refresh, make_job);
   return ctx.finish(run);
 }
 

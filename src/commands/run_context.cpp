@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <spdlog/spdlog.h>
+
 #include "tpush/output/exit_codes.h"
 #include "tpush/output/summary.h"
 #include "tpush/util/error.h"
@@ -101,6 +103,33 @@ int RunContext::finish(const fanout::RunOutcome& run) {
                                            : output::SummaryMode::automatic;
   std::fputs(output::format_summary(run.results, labels_, seconds, mode).c_str(), stderr);
   return output::exit_code_for(run.results, run.interrupted);
+}
+
+void RunContext::retry_moved(fanout::RunOutcome& outcome, const Refresh& refresh, const JobFactory& make_job) {
+  if (!refresh || outcome.interrupted || outcome.output_closed) return;
+  std::vector<std::size_t> retry;
+  std::vector<inventory::Worker> fresh;
+  for (std::size_t i = 0; i < outcome.results.size(); ++i) {
+    const auto& r = outcome.results[i];
+    if (r.reached || (r.outcome != fanout::Outcome::unreachable && r.outcome != fanout::Outcome::timed_out))
+      continue;
+    if (fresh.empty()) {
+      spdlog::info("cached addresses failed to connect; describing the TPU again");
+      fresh = refresh();
+    }
+    const auto& old = workers_[i];
+    for (const auto& f : fresh) {
+      if (f.label != old.label || f.target == old.target) continue;
+      spdlog::warn("{}: address changed from {} to {}; retrying", f.label, old.target.host, f.target.host);
+      workers_[i] = f;
+      retry.push_back(i);
+    }
+  }
+  if (retry.empty()) return;
+  const fanout::RunOutcome again = run(retry, make_job);
+  for (std::size_t k = 0; k < retry.size(); ++k) outcome.results[retry[k]] = again.results[k];
+  outcome.interrupted = again.interrupted;
+  outcome.output_closed = again.output_closed;
 }
 
 }  // namespace tpush::commands

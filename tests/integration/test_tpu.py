@@ -277,21 +277,50 @@ def test_cache_avoids_gcloud(farm, gcloud):
     assert len(gcloud.calls("describe")) == 2, "--refresh did not describe"
 
 
+def move_cached_worker(gcloud, name, w):
+    """Worker w's cached address becomes one where nothing listens (the farm's sshd is IPv4
+    only), as when the TPU was recreated and its VMs got new addresses."""
+    entry = json.loads(gcloud.cache_file(name).read_text())
+    entry["describe"] = entry["describe"].replace(f'"externalIp": "{external(w)}"', '"externalIp": "::1"')
+    assert "::1" in entry["describe"]
+    gcloud.cache_file(name).write_text(json.dumps(entry))
+
+
 def test_redescribe_after_cached_address_fails(farm, gcloud):
     """A cached address that no longer answers (the TPU moved) makes tpush describe once more
     and reach the worker at its new address."""
     gcloud.tpu("tpu4", 4)
     assert gcloud.run("-t", "tpu4", *LOC, ECHO).returncode == 0
-    entry = json.loads(gcloud.cache_file("tpu4").read_text())
-    # Worker 1's cached address becomes one where nothing listens (the farm's sshd is IPv4 only).
-    entry["describe"] = entry["describe"].replace(f'"externalIp": "{external(1)}"', '"externalIp": "::1"')
-    assert "::1" in entry["describe"]
-    gcloud.cache_file("tpu4").write_text(json.dumps(entry))
+    move_cached_worker(gcloud, "tpu4", 1)
     r = gcloud.run("-t", "tpu4", *LOC, ECHO)
     assert r.returncode == 0, str(r)
     assert output_lines(r.out, labels(4))["w1"] == [f"{external(1)} 1/4"], str(r)
     assert len(gcloud.calls("describe")) == 2, "no re-describe after the cached address failed"
     assert "::1" not in gcloud.cache_file("tpu4").read_text()
+
+
+@pytest.mark.parametrize("sub", ["cp", "get"])
+def test_redescribe_applies_to_file_copies(farm, gcloud, tmp_path, sub):
+    """`cp` and `get` also retry a worker whose cached address failed, at the address a fresh
+    describe gives, and every worker's copy arrives."""
+    gcloud.tpu("tpu4", 4)
+    assert gcloud.run("-t", "tpu4", *LOC, ECHO).returncode == 0
+    move_cached_worker(gcloud, "tpu4", 2)
+    src = tmp_path / "payload.txt"
+    src.write_text("payload\n")
+    if sub == "cp":  # the workers share this machine: each writes its own target name
+        args = ["cp", src, str(tmp_path / "pushed") + "/"]
+    else:
+        args = ["get", src, tmp_path / "got"]
+    r = gcloud.run("-t", "tpu4", *LOC, *args)
+    assert r.returncode == 0, str(r)
+    assert r.summary().ok == 4, str(r)
+    assert len(gcloud.calls("describe")) == 2, "no re-describe after the cached address failed"
+    if sub == "cp":
+        assert (tmp_path / "pushed" / "payload.txt").read_text() == "payload\n"
+    else:
+        for w in labels(4):
+            assert (tmp_path / "got" / w / "payload.txt").read_text() == "payload\n", w
 
 
 def test_corrupt_cache_is_ignored(farm, gcloud):

@@ -30,8 +30,6 @@ class RunContext {
   RunContext(const Options& o, std::vector<inventory::Worker> workers, int signal_fd);
 
   const std::vector<inventory::Worker>& workers() const { return workers_; }
-  // Replaces a worker's entry (after a TPU re-describe).
-  void update_worker(std::size_t i, inventory::Worker w) { workers_[i] = std::move(w); }
   // Where and as whom to connect to worker i (-l/-p defaults applied).
   ssh::Endpoint endpoint(std::size_t i) const;
   const ssh::ConnectionSettings& settings() const { return settings_; }
@@ -45,6 +43,14 @@ class RunContext {
                          fanout::InputFeed* input = nullptr);
   // Every worker index, in order.
   std::vector<std::size_t> everyone() const;
+
+  // Resolves the workers again (a fresh TPU describe); empty when they did not
+  // come from a cache.
+  using Refresh = std::function<std::vector<inventory::Worker>()>;
+  // Workers of `outcome` that could not be reached at a cached address get one
+  // more try when `refresh` shows that address changed (a TPU recreated or
+  // its VMs moved). Nothing happens after an interrupt or a closed output.
+  void retry_moved(fanout::RunOutcome& outcome, const Refresh& refresh, const JobFactory& make_job);
 
   // Flushes the output, prints the summary; returns tpush's exit code.
   int finish(const fanout::RunOutcome& outcome);
