@@ -8,9 +8,6 @@
 
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
-#include "tpush/commands/targets.h"
-#include "tpush/fanout/copy_job.h"
-#include "tpush/output/progress.h"
 #include "tpush/ssh/sftp_upload.h"
 #include "tpush/util/error.h"
 
@@ -145,10 +142,7 @@ int cp_main(Options& o, int signal_fd) {
   spec.description =
       "Copy local files to every worker over SFTP. Each file is written to a temporary name beside\n"
       "its target and renamed when complete. DEST ending in '/' (or several sources) means \"into\".";
-  spec.add_own = [&](CLI::App& app) {
-    app.add_flag("-r,--recursive", recursive, "Copy directories and everything in them");
-    app.add_flag("-p,--preserve", preserve, "Keep each file's mode and modification time (the port is --port)");
-  };
+  spec.add_own = [&](CLI::App& app) { add_copy_flags(app, recursive, preserve); };
   auto args = parse_subcommand(o, spec);
   if (!args) return 0;
   if (args->size() < 2) throw UsageError("tpush cp needs at least one source and a destination (usage: tpush [OPTIONS] " + spec.usage + ")");
@@ -159,28 +153,16 @@ int cp_main(Options& o, int signal_fd) {
   auto items = std::make_shared<const std::vector<ssh::UploadItem>>(
       load_items(plan_upload(*args, dest, recursive), preserve, total));
 
-  const Targets t = resolve_targets(o, signal_fd);
-  RunContext ctx(o, t.workers, signal_fd);
-  std::vector<std::string> labels;
-  for (const auto& w : ctx.workers()) labels.push_back(w.label);
-  output::Progress progress(labels, total, output::Progress::stderr_is_terminal());
-  // What one worker may have in flight (libssh2 copies it into packets). More
-  // is slower, not faster: OpenSSH's sftp-server compacts its input buffer by
-  // moving what is queued, so 16 workers at 4 MiB each cost sshd 4x the CPU of
-  // 512 KiB (bench/, 100 MiB pushes). 512 KiB fills a 1 Gbit/s link at 4 ms RTT.
-  const std::size_t running = std::max<std::size_t>(1, std::min(labels.size(), o.fanout ? o.fanout : labels.size()));
-  const std::size_t window = std::clamp<std::size_t>((256u << 20) / running, 256u << 10, 512u << 10);
-
-  const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
-    return std::make_unique<fanout::CopyJob>(
-        i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(),
-        [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); },
-        &progress, ctx.writer());
-  };
-  auto run = ctx.run(ctx.everyone(), make_job);
-  ctx.retry_moved(run, tpu_refresher(o, t, signal_fd), make_job);
-  progress.clear(ctx.writer());
-  return ctx.finish(run);
+  return run_transfers(o, signal_fd, total, [&](const RunContext& ctx, std::size_t) {
+    // What one worker may have in flight (libssh2 copies it into packets). More
+    // is slower, not faster: OpenSSH's sftp-server compacts its input buffer by
+    // moving what is queued, so 16 workers at 4 MiB each cost sshd 4x the CPU of
+    // 512 KiB (bench/, 100 MiB pushes). 512 KiB fills a 1 Gbit/s link at 4 ms RTT.
+    const std::size_t workers = ctx.workers().size();
+    const std::size_t running = std::max<std::size_t>(1, std::min(workers, o.fanout ? o.fanout : workers));
+    const std::size_t window = std::clamp<std::size_t>((256u << 20) / running, 256u << 10, 512u << 10);
+    return [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); };
+  });
 }
 
 }  // namespace tpush::commands

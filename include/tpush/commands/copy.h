@@ -3,17 +3,38 @@
 // worker, over ssh with tpush's user, port, keys and host-key policy).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "tpush/commands/options.h"
+#include "tpush/fanout/copy_job.h"
+
+namespace CLI {
+class App;
+}
 
 namespace tpush::commands {
+
+class RunContext;
 
 int cp_main(Options& o, int signal_fd);
 int get_main(Options& o, int signal_fd);
 int rsync_main(Options& o, int signal_fd);
+
+// ---- what cp and get share -------------------------------------------------------
+
+// -r/--recursive and -p/--preserve.
+void add_copy_flags(CLI::App& app, bool& recursive, bool& preserve);
+
+// Resolves the workers, then runs one SFTP transfer per worker (made by
+// `transfer_for(ctx, worker)`) with progress on a terminal (`total_bytes`: 0 when
+// not known ahead), retries workers whose cached TPU address moved, and prints
+// the summary. Returns tpush's exit code.
+using TransferFor = std::function<fanout::CopyJob::TransferFactory(const RunContext& ctx, std::size_t worker)>;
+int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, const TransferFor& transfer_for);
 
 // ---- path rules (pure; unit-tested) --------------------------------------------
 

@@ -1,0 +1,32 @@
+// The part of `tpush cp` and `tpush get` after their arguments are checked.
+#include <CLI/CLI.hpp>
+
+#include "tpush/commands/copy.h"
+#include "tpush/commands/run_context.h"
+#include "tpush/commands/targets.h"
+#include "tpush/output/progress.h"
+
+namespace tpush::commands {
+
+void add_copy_flags(CLI::App& app, bool& recursive, bool& preserve) {
+  app.add_flag("-r,--recursive", recursive, "Copy directories and everything in them");
+  app.add_flag("-p,--preserve", preserve, "Keep each file's mode and modification time (the port is --port)");
+}
+
+int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, const TransferFor& transfer_for) {
+  const Targets t = resolve_targets(o, signal_fd);
+  RunContext ctx(o, t.workers, signal_fd);
+  std::vector<std::string> labels;
+  for (const auto& w : ctx.workers()) labels.push_back(w.label);
+  output::Progress progress(labels, total_bytes, output::Progress::stderr_is_terminal());
+  const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
+    return std::make_unique<fanout::CopyJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(),
+                                             transfer_for(ctx, i), &progress, ctx.writer());
+  };
+  auto run = ctx.run(ctx.everyone(), make_job);
+  ctx.retry_moved(run, tpu_refresher(o, t, signal_fd), make_job);
+  progress.clear(ctx.writer());
+  return ctx.finish(run);
+}
+
+}  // namespace tpush::commands
