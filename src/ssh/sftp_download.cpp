@@ -191,9 +191,7 @@ void SftpDownload::step() {
     }
 
     case Step::closedir: {
-      const int rc = libssh2_sftp_close_handle(handle_);
-      if (would_block(rc)) return;
-      handle_ = nullptr;
+      if (!close_handle()) return;
       step_ = Step::next;
       return;
     }
@@ -250,18 +248,14 @@ void SftpDownload::step() {
     }
 
     case Step::close: {
-      const int rc = libssh2_sftp_close_handle(handle_);
-      if (would_block(rc)) return;
-      handle_ = nullptr;
+      if (!close_handle()) return;
       finish_file();
       if (phase_ == Phase::running) step_ = Step::next;
       return;
     }
 
     case Step::cleanup_close: {
-      const int rc = libssh2_sftp_close_handle(handle_);
-      if (would_block(rc)) return;
-      handle_ = nullptr;
+      if (!close_handle()) return;
       error_ = pending_error_;
       phase_ = Phase::failed;
       wait_ = Wait::none;

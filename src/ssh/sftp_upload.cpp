@@ -117,6 +117,18 @@ bool SftpTransfer::would_block(int rc) {
   return true;
 }
 
+bool SftpTransfer::close_handle(int* rc) {
+  const int result = libssh2_sftp_close_handle(handle_);
+  if (would_block(result)) return false;
+  handle_ = nullptr;
+  if (rc) *rc = result;
+  return true;
+}
+
+bool SftpTransfer::bare_failure(int rc) const {
+  return rc == LIBSSH2_ERROR_SFTP_PROTOCOL && libssh2_sftp_last_error(sftp_) == LIBSSH2_FX_FAILURE;
+}
+
 int SftpTransfer::last_errno() const { return libssh2_session_last_errno(session_); }
 
 void SftpTransfer::fail(const std::string& path, const std::string& what, int rc) {
@@ -339,12 +351,8 @@ void SftpUpload::step() {
         return;
       }
       if (rc < 0) {
-        const bool bare_failure = rc == LIBSSH2_ERROR_SFTP_PROTOCOL &&
-                                  libssh2_sftp_last_error(sftp_) == LIBSSH2_FX_FAILURE;
-        if (bare_failure) {
-          fail_item(item.remote, "write failed (no space left on the device?)", 0);
-          return;
-        }
+        if (bare_failure(static_cast<int>(rc)))
+          return fail_item(item.remote, "write failed (no space left on the device?)", 0);
         return fail_item(item.remote, "write failed", static_cast<int>(rc));
       }
       offset_ += static_cast<std::uint64_t>(rc);
@@ -356,13 +364,10 @@ void SftpUpload::step() {
     }
 
     case Step::close: {
-      const int rc = libssh2_sftp_close_handle(handle_);
-      if (would_block(rc)) return;
-      handle_ = nullptr;
+      int rc = 0;
+      if (!close_handle(&rc)) return;
       if (rc != 0) {
-        const bool bare_failure = rc == LIBSSH2_ERROR_SFTP_PROTOCOL &&
-                                  libssh2_sftp_last_error(sftp_) == LIBSSH2_FX_FAILURE;
-        if (bare_failure) return fail_item(items_[index_].remote, "close failed (no space left on the device?)", 0);
+        if (bare_failure(rc)) return fail_item(items_[index_].remote, "close failed (no space left on the device?)", 0);
         return fail_item(items_[index_].remote, "close failed", rc);
       }
       step_ = items_[index_].preserve ? Step::setstat : Step::rename;
@@ -392,9 +397,7 @@ void SftpUpload::step() {
                                                   len(item.remote));
       if (would_block(rc)) return;
       if (rc != 0) {
-        const bool bare_failure = rc == LIBSSH2_ERROR_SFTP_PROTOCOL &&
-                                  libssh2_sftp_last_error(sftp_) == LIBSSH2_FX_FAILURE;
-        if (bare_failure)
+        if (bare_failure(rc))
           return fail_item(item.remote, "cannot replace it (is it a directory? end DEST with / to copy into it)", 0);
         return fail_item(item.remote, "cannot move the temporary file over it", rc);
       }
@@ -404,9 +407,7 @@ void SftpUpload::step() {
     }
 
     case Step::cleanup_close: {
-      const int rc = libssh2_sftp_close_handle(handle_);
-      if (would_block(rc)) return;
-      handle_ = nullptr;
+      if (!close_handle()) return;
       step_ = Step::cleanup_unlink;
       return;
     }

@@ -86,6 +86,11 @@ class SftpTransfer {
  protected:
   // True (and the wait direction set) when rc is EAGAIN.
   bool would_block(int rc);
+  // Closes handle_; false while that would block. `rc` (if given) gets the result.
+  bool close_handle(int* rc = nullptr);
+  // True when rc is an SFTP status without detail (SSH_FX_FAILURE): what
+  // OpenSSH's server sends for errors it cannot name, such as a full disk.
+  bool bare_failure(int rc) const;
   int last_errno() const;
   // Marks the transfer failed with "<path>: <what>" plus the SFTP or session
   // error behind rc.
