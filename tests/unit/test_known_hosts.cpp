@@ -17,11 +17,15 @@
 
 #include "tpush/ssh/known_hosts.h"
 #include "tpush/util/base64.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
 using tpush::ssh::HostKey;
 using tpush::ssh::HostKeyStatus;
 using tpush::ssh::KnownHosts;
+using tpush::test::have_ssh_keygen;
+using tpush::test::read_file;
+using tpush::test::TempDir;
 
 namespace {
 
@@ -75,24 +79,6 @@ HostKey key(const char* line) {
   return *k;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tpush-kh-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
 
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -100,25 +86,11 @@ void write_file(const fs::path& p, const std::string& text) {
   REQUIRE(out.good());
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool have_ssh_keygen() { return std::system("command -v ssh-keygen >/dev/null 2>&1") == 0; }
-
 // Runs a shell command; returns its exit status and stdout.
 int run(const std::string& cmd, std::string& output) {
-  output.clear();
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
-  const int status = ::pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto r = tpush::test::run_shell(cmd);
+  output = std::move(r.out);
+  return r.status;
 }
 
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }

@@ -18,6 +18,7 @@
 
 #include "tpush/commands/process.h"
 #include "tpush/util/shell_quote.h"
+#include "test_support.h"
 
 namespace {
 
@@ -25,22 +26,11 @@ namespace fs = std::filesystem;
 using namespace tpush::commands;
 using tpush::util::shell_quote;
 
-struct Ran {
-  int status;
-  std::string out;
-};
+using Ran = tpush::test::ShellRun;
 
 // Runs `command` as a worker's login shell would: `shell -c command`.
 Ran run(const std::string& command, const std::string& shell = "/bin/sh", const std::string& env = "") {
-  const std::string cmd = env + " " + shell + " -c " + shell_quote(command) + " 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int rc = pclose(f);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+  return tpush::test::run_shell(env + " " + shell + " -c " + shell_quote(command) + " 2>&1");
 }
 
 std::string unique(const std::string& what) {

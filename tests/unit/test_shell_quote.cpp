@@ -8,6 +8,7 @@
 #include "tpush/commands/run.h"
 #include "tpush/inventory/worker.h"
 #include "tpush/util/shell_quote.h"
+#include "test_support.h"
 
 namespace {
 
@@ -18,15 +19,9 @@ using tpush::util::shell_quote;
 // Runs `script` with /bin/sh -c and returns its stdout. The script itself is
 // passed through shell_quote to the outer shell that popen uses.
 std::string sh(const std::string& script) {
-  const std::string cmd = "/bin/sh -c " + shell_quote(script);
-  FILE* f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  CHECK(pclose(f) == 0);
-  return out;
+  auto r = tpush::test::run_shell("/bin/sh -c " + shell_quote(script));
+  CHECK(r.status == 0);
+  return r.out;
 }
 
 // Splits `text` at NUL bytes (each field ends with one).

@@ -2,42 +2,29 @@
 // public blob as their .pub file; what tpush does not decode is left to libssh2.
 // (That the signatures are right is checked by a real sshd in test_auth.py.)
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 
+#include "test_support.h"
 #include "tpush/ssh/signing_key.h"
 #include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 
 namespace fs = std::filesystem;
 using tpush::ssh::SigningKey;
+using tpush::test::have_ssh_keygen;
+using tpush::test::read_file;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct KeyDir {
-  fs::path dir;
-  KeyDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tpush-sk-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-  }
-  ~KeyDir() { fs::remove_all(dir); }
-
+// A scratch directory where ssh-keygen writes keys.
+struct KeyDir : tpush::test::TempDir {
   // Runs ssh-keygen to write DIR/name and DIR/name.pub.
   fs::path generate(const std::string& name, const std::string& args) const {
-    const fs::path key = dir / name;
+    const fs::path key = *this / name;
     const std::string cmd = "ssh-keygen -q " + args + " -C test -f '" + key.string() + "' </dev/null >/dev/null 2>&1";
     REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, cmd);
     return key;
@@ -46,7 +33,7 @@ struct KeyDir {
 
 // The base64 field of a .pub file, decoded.
 std::string pub_blob(const fs::path& key) {
-  std::istringstream in(slurp(key.string() + ".pub"));
+  std::istringstream in(read_file(key.string() + ".pub"));
   std::string type, b64;
   in >> type >> b64;
   auto blob = tpush::util::base64_decode(b64);
@@ -68,8 +55,6 @@ std::string userauth_request(const std::string& algorithm, const std::string& bl
   put_string(d, blob);
   return d;
 }
-
-bool have_ssh_keygen() { return std::system("command -v ssh-keygen >/dev/null 2>&1") == 0; }
 
 }  // namespace
 
@@ -100,7 +85,7 @@ TEST_CASE("keys in every format ssh-keygen writes decode to their .pub blob and 
   for (const auto& c : cases) {
     CAPTURE(c.name);
     const fs::path key = d.generate(c.name, c.args);
-    const auto parsed = SigningKey::parse(slurp(key), "pass phrase");
+    const auto parsed = SigningKey::parse(read_file(key), "pass phrase");
     REQUIRE(parsed);
     CHECK(parsed->public_blob() == pub_blob(key));
     const auto sig = parsed->sign_userauth_request(userauth_request(c.algorithm, parsed->public_blob()));
@@ -119,16 +104,16 @@ TEST_CASE("keys tpush cannot decode are left to libssh2") {
   }
   KeyDir d;
   // An encrypted OpenSSH-format key needs bcrypt_pbkdf, which libssh2 has.
-  CHECK_FALSE(SigningKey::parse(slurp(d.generate("enc", "-t ed25519 -N secret")), "secret"));
+  CHECK_FALSE(SigningKey::parse(read_file(d.generate("enc", "-t ed25519 -N secret")), "secret"));
   // An encrypted PEM key with the wrong passphrase (or none).
-  const std::string pem = slurp(d.generate("enc-pem", "-t rsa -b 2048 -m PEM -N secret"));
+  const std::string pem = read_file(d.generate("enc-pem", "-t rsa -b 2048 -m PEM -N secret"));
   CHECK_FALSE(SigningKey::parse(pem, "wrong"));
   CHECK_FALSE(SigningKey::parse(pem, ""));
   CHECK(SigningKey::parse(pem, "secret"));
   // Not a key at all, or a truncated one.
   CHECK_FALSE(SigningKey::parse("", ""));
   CHECK_FALSE(SigningKey::parse("hello\n", ""));
-  const std::string openssh = slurp(d.generate("ok", "-t ed25519 -N ''"));
+  const std::string openssh = read_file(d.generate("ok", "-t ed25519 -N ''"));
   CHECK_FALSE(SigningKey::parse(openssh.substr(0, openssh.size() / 2) + "\n-----END OPENSSH PRIVATE KEY-----\n", ""));
 }
 
@@ -138,7 +123,7 @@ TEST_CASE("a request that is not a userauth request is not signed") {
     return;
   }
   KeyDir d;
-  const auto key = SigningKey::parse(slurp(d.generate("k", "-t ed25519 -N ''")), "");
+  const auto key = SigningKey::parse(read_file(d.generate("k", "-t ed25519 -N ''")), "");
   REQUIRE(key);
   CHECK_FALSE(key->sign_userauth_request(""));
   CHECK_FALSE(key->sign_userauth_request(std::string(3, '\0')));

@@ -1,0 +1,66 @@
+// Small helpers the unit tests share: a scratch directory, reading a file,
+// and running a shell command for its exit status and output.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace tpush::test {
+
+// A fresh directory under the system temp dir, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "tpush-unit-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct ShellRun {
+  int status;  // the exit status, or -1 when killed by a signal
+  std::string out;
+};
+
+// Runs `command` with /bin/sh (popen); returns its exit status and stdout.
+inline ShellRun run_shell(const std::string& command) {
+  FILE* f = ::popen(command.c_str(), "r");
+  REQUIRE(f != nullptr);
+  ShellRun r{-1, {}};
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(f);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline bool have_ssh_keygen() { return std::system("command -v ssh-keygen >/dev/null 2>&1") == 0; }
+
+}  // namespace tpush::test
