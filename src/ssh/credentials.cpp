@@ -9,7 +9,6 @@
 #include <spdlog/spdlog.h>
 
 #include "tpush/ssh/wire.h"
-#include "tpush/util/base64.h"
 #include "tpush/util/error.h"
 #include "tpush/util/terminal.h"
 
@@ -38,18 +37,9 @@ std::string shorten_home(const fs::path& p, const fs::path& home) {
 
 bool is_encrypted_private_key(const std::string& text) {
   if (text.find("ENCRYPTED") != std::string::npos) return true;  // PEM / PKCS#8
-  constexpr std::string_view begin = "-----BEGIN OPENSSH PRIVATE KEY-----";
-  const auto b = text.find(begin);
-  if (b == std::string::npos) return false;
-  const auto e = text.find("-----END", b + begin.size());
-  std::string body;
-  for (char c : text.substr(b + begin.size(), e - b - begin.size()))
-    if (!std::isspace(static_cast<unsigned char>(c))) body += c;
-  const auto blob = util::base64_decode(body);
-  if (!blob) return false;
-  constexpr std::string_view magic("openssh-key-v1\0", 15);
-  if (blob->compare(0, magic.size(), magic) != 0) return false;
-  const auto cipher = wire::Reader(std::string_view(*blob).substr(magic.size())).string();
+  const auto contents = openssh_key_contents(text);
+  if (!contents) return false;
+  const auto cipher = wire::Reader(*contents).string();
   return cipher && *cipher != "none";
 }
 

@@ -108,30 +108,30 @@ EVP_PKEY* ecdsa_key(wire::Reader& r) {
   return key_from_params("EC", bld.get());
 }
 
-std::optional<std::string> openssh_blob(std::string_view text) {
+}  // namespace
+
+std::optional<std::string> openssh_key_contents(std::string_view text) {
   constexpr std::string_view begin = "-----BEGIN OPENSSH PRIVATE KEY-----";
   const auto b = text.find(begin);
   if (b == std::string_view::npos) return std::nullopt;
-  const auto e = text.find("-----END", b + begin.size());
-  if (e == std::string_view::npos) return std::nullopt;
+  const auto e = text.find("-----END", b + begin.size());  // npos: to the end
   std::string body;
-  for (char c : text.substr(b + begin.size(), e - b - begin.size()))
+  for (char c : text.substr(b + begin.size(), e == std::string_view::npos ? e : e - b - begin.size()))
     if (!std::isspace(static_cast<unsigned char>(c))) body += c;
-  return util::base64_decode(body);
+  auto blob = util::base64_decode(body);
+  constexpr std::string_view magic("openssh-key-v1\0", 15);
+  if (!blob || blob->compare(0, magic.size(), magic) != 0) return std::nullopt;
+  return blob->substr(magic.size());
 }
-
-}  // namespace
 
 SigningKey::SigningKey(EVP_PKEY* key, Type type, std::string public_blob)
     : key_(key, &EVP_PKEY_free), type_(type), public_blob_(std::move(public_blob)) {}
 
 std::optional<SigningKey> SigningKey::parse(std::string_view text, const std::string& passphrase) {
-  if (const auto blob = openssh_blob(text)) {
-    // "openssh-key-v1\0", cipher, kdf, kdf options, key count, public key,
-    // private section: check, check, type, key fields, comment, padding.
-    constexpr std::string_view magic("openssh-key-v1\0", 15);
-    if (blob->compare(0, magic.size(), magic) != 0) return std::nullopt;
-    wire::Reader r(std::string_view(*blob).substr(magic.size()));
+  if (const auto contents = openssh_key_contents(text)) {
+    // cipher, kdf, kdf options, key count, public key, private section:
+    // check, check, type, key fields, comment, padding.
+    wire::Reader r(*contents);
     const auto cipher = r.string();
     r.string();  // kdf name
     r.string();  // kdf options

@@ -48,4 +48,9 @@ class SigningKey {
   std::string public_blob_;
 };
 
+// What an OpenSSH-format private key ("-----BEGIN OPENSSH PRIVATE KEY-----")
+// holds after its "openssh-key-v1" magic, decoded: the cipher name comes first.
+// nullopt for any other text.
+std::optional<std::string> openssh_key_contents(std::string_view text);
+
 }  // namespace tpush::ssh
