@@ -52,8 +52,9 @@ endif()
 # --- 2. our own static build of 1.11.1 --------------------------------------------
 if(NOT TARGET tpush::libssh2)
   set(_script "${PROJECT_SOURCE_DIR}/scripts/build-libssh2.sh")
-  # Re-run configure when the recipe changes (the script redoes a stale build).
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_script}")
+  # Re-run configure when the recipe or a patch changes (the script redoes a stale build).
+  file(GLOB _patches "${PROJECT_SOURCE_DIR}/scripts/patches/libssh2-*.patch")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_script}" ${_patches})
   find_program(TPUSH_BASH bash REQUIRED)
   message(STATUS "libssh2: checking for a static ${TPUSH_LIBSSH2_BUNDLED_VERSION} build in ${TPUSH_LIBSSH2_DIR}")
   # Output is not captured: a first build shows its progress lines.

@@ -17,6 +17,9 @@
 #   tarball  the upstream release tarball (TPUSH_LIBSSH2_TARBALL=FILE to use a
 #            local copy instead of downloading it).
 # Both are checked against the pinned SHA-256 of libssh2-1.11.1.tar.gz.
+# Then tpush's own patches, scripts/patches/libssh2-*.patch, are applied
+# (each says what it changes and why); the stamp records their checksum, so
+# editing one rebuilds.
 #
 # The build happens in a temporary directory beside DEST and is moved into
 # place only when complete, under a lock, so an interrupted or concurrent run
@@ -31,7 +34,7 @@ readonly suite="trixie"
 readonly keyring="/usr/share/keyrings/debian-archive-keyring.gpg"
 readonly mirror="${TPUSH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # Bump when the build options below change, so existing builds are redone.
-readonly recipe=1
+readonly recipe=2
 readonly cmake_options=(
   -DCMAKE_BUILD_TYPE=Release
   -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON
@@ -52,7 +55,7 @@ case "$source_mode" in
   *) die "TPUSH_LIBSSH2_SOURCE='$source_mode' is not one of auto, trixie, tarball" ;;
 esac
 
-for tool in cmake make cc sha256sum tar flock; do
+for tool in cmake make cc sha256sum tar flock patch; do
   command -v "$tool" >/dev/null 2>&1 ||
     die "'$tool' not found; run scripts/install-deps.sh build (as root) first"
 done
@@ -60,7 +63,17 @@ done
 mkdir -p "$(dirname -- "$1")" || die "cannot create the parent directory of '$1'"
 dest="$(cd -- "$(dirname -- "$1")" && pwd -P)/$(basename -- "$1")"
 readonly dest
-readonly stamp_text="libssh2 ${version} sha256=${sha256} recipe=${recipe}"
+patch_dir="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)/patches"
+readonly patch_dir
+shopt -s nullglob
+readonly patches=("$patch_dir"/libssh2-*.patch)
+shopt -u nullglob
+patch_sum="none"
+if [[ ${#patches[@]} -gt 0 ]]; then
+  patch_sum="$(cat -- "${patches[@]}" | sha256sum | cut -c1-16)"
+fi
+readonly patch_sum
+readonly stamp_text="libssh2 ${version} sha256=${sha256} recipe=${recipe} patches=${patch_sum}"
 
 is_good() {
   [[ -f "$dest/.tpush-stamp" && -f "$dest/lib/libssh2.a" && -f "$dest/include/libssh2.h" ]] &&
@@ -191,6 +204,13 @@ case "$source_mode" in
     fi
     ;;
 esac
+
+# --- tpush's patches -------------------------------------------------------------
+for p in "${patches[@]}"; do
+  patch -d "$work/src" -p1 --forward --batch <"$p" >>"$log" 2>&1 ||
+    show_log_and_die "patch $(basename -- "$p") does not apply to libssh2 $version ($source_desc)"
+  source_desc+=" + $(basename -- "$p" .patch)"
+done
 
 # --- build and install into a staging copy of DEST -----------------------------
 jobs="$(nproc 2>/dev/null || echo 2)"

@@ -16,12 +16,13 @@ readonly lists_max_age_min=$((6 * 60)) # refresh lists older than this before in
 
 # Compiler, CMake and tpush's libraries, plus what scripts/build-libssh2.sh
 # uses to fetch and unpack libssh2 1.11.1 (apt-get source → dpkg-source, or
-# curl for the upstream tarball; xz for the Debian patch tarball).
+# curl for the upstream tarball; xz for the Debian patch tarball; patch for
+# tpush's own scripts/patches).
 readonly build_pkgs=(
   g++ cmake make pkg-config
   libssl-dev libcli11-dev libspdlog-dev libfmt-dev doctest-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev
-  dpkg-dev debian-archive-keyring xz-utils ca-certificates curl
+  dpkg-dev debian-archive-keyring xz-utils ca-certificates curl patch
 )
 # Real sshd on loopback, pytest, fault injection (nft, ip), process tools.
 readonly test_pkgs=(

@@ -126,6 +126,10 @@ std::size_t drop_zero_pages(void* block) {
   if (!h->mapped) return 0;
   const std::size_t page = page_size();
   auto* base = reinterpret_cast<unsigned char*>(h);
+  // Pages never written are not resident; reading them to check for zeros
+  // would fault each one in (as the shared zero page), so they are skipped.
+  std::vector<unsigned char> resident(h->mapped / page, 1);
+  if (::mincore(base, h->mapped, resident.data()) != 0) std::fill(resident.begin(), resident.end(), 1);
   std::size_t dropped = 0;
   // A run of zero pages goes back in one call; the first page holds the header.
   std::size_t run_start = 0, run_length = 0;
@@ -134,6 +138,10 @@ std::size_t drop_zero_pages(void* block) {
     run_length = 0;
   };
   for (std::size_t off = page; off < h->mapped; off += page) {
+    if (!(resident[off / page] & 1)) {
+      flush();
+      continue;
+    }
     const auto* words = reinterpret_cast<const std::uint64_t*>(base + off);
     bool zero = true;
     for (std::size_t i = 0; i < page / sizeof(std::uint64_t) && zero; ++i) zero = words[i] == 0;

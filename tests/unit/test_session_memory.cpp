@@ -56,6 +56,20 @@ TEST_CASE("zero pages of a big block go back to the kernel; its bytes do not cha
   sm::release(p, nullptr);
 }
 
+TEST_CASE("pages of a fresh big block that nobody wrote stay out of memory, also when zero pages are dropped") {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t size = 200 * 1024;  // a size no other test frees, so a fresh mapping
+  auto* p = static_cast<unsigned char*>(sm::allocate(size, nullptr));
+  REQUIRE(p);
+  CHECK(resident_pages(p, size) == 0);  // the header is on the page before p's first whole page
+  p[3 * page] = 7;
+  CHECK(resident_pages(p, size) == 1);
+  CHECK(sm::drop_zero_pages(p) == 0);
+  CHECK(resident_pages(p, size) == 1);  // checking for zeros did not read the others in
+  CHECK(p[3 * page] == 7);
+  sm::release(p, nullptr);
+}
+
 TEST_CASE("small blocks are malloc's and have nothing to drop; realloc keeps contents across sizes") {
   auto* small = static_cast<char*>(sm::allocate(100, nullptr));
   REQUIRE(small);
