@@ -66,7 +66,7 @@ int dispatch(int argc, const char* const* argv) {
   if (!o.subcommand.empty()) return find_subcommand(o.subcommand)->main(o, signals.fd());
   if (o.rest.empty())
     throw UsageError("no command given (e.g. tpush -w 'node[1-4]' uptime; see tpush --help)");
-  const Targets targets = resolve_targets(o, signals.fd());
+  Targets targets = resolve_targets(o, signals.fd());
   RunPlan plan;
   plan.command = join_command(o.rest);
   if (o.detach != !o.log_file.empty())
@@ -78,7 +78,7 @@ int dispatch(int argc, const char* const* argv) {
   plan.forward_stdin = !o.no_stdin && !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) != -1;
   plan.signal_fd = signals.fd();
   plan.refresh = tpu_refresher(o, targets, signals.fd());
-  return run_on_workers(o, targets.workers, plan);
+  return run_on_workers(o, std::move(targets.workers), plan);
 }
 
 }  // namespace tpush::commands

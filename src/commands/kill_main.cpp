@@ -85,10 +85,10 @@ int kill_main(Options& o, int signal_fd) {
       throw UsageError("'tpush kill': PATTERN '" + pattern + "' is not an extended regex: " + err);
     plan.command = kill_script(pattern, ks);
   }
-  const Targets t = resolve_targets(o, signal_fd);
+  Targets t = resolve_targets(o, signal_fd);
   plan.signal_fd = signal_fd;
   plan.refresh = tpu_refresher(o, t, signal_fd);
-  return run_on_workers(o, t.workers, plan);
+  return run_on_workers(o, std::move(t.workers), plan);
 }
 
 }  // namespace tpush::commands

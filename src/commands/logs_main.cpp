@@ -65,12 +65,12 @@ int logs_main(Options& o, int signal_fd) {
                      " (usage: tpush [OPTIONS] " + spec.usage + ")");
   if (!digits(lines) && !(lines.size() > 1 && lines[0] == '+' && digits(lines.substr(1))))
     throw UsageError("'tpush logs': -n takes a number of lines or +N, not '" + lines + "'");
-  const Targets t = resolve_targets(o, signal_fd);
+  Targets t = resolve_targets(o, signal_fd);
   RunPlan plan;
   plan.command = logs_command(args->front(), lines, follow);
   plan.signal_fd = signal_fd;
   plan.refresh = tpu_refresher(o, t, signal_fd);
-  return run_on_workers(o, t.workers, plan);
+  return run_on_workers(o, std::move(t.workers), plan);
 }
 
 }  // namespace tpush::commands

@@ -31,12 +31,12 @@ int ps_main(Options& o, int signal_fd) {
     if (const std::string err = pattern_error(*pattern); !err.empty())
       throw UsageError("'tpush ps': PATTERN '" + *pattern + "' is not an extended regex: " + err);
   }
-  const Targets t = resolve_targets(o, signal_fd);
+  Targets t = resolve_targets(o, signal_fd);
   RunPlan plan;
   plan.command = ps_script(pattern, all_users);
   plan.signal_fd = signal_fd;
   plan.refresh = tpu_refresher(o, t, signal_fd);
-  return run_on_workers(o, t.workers, plan);
+  return run_on_workers(o, std::move(t.workers), plan);
 }
 
 }  // namespace tpush::commands

@@ -390,9 +390,9 @@ int rsync_main(Options& o, int signal_fd) {
   if (ssh.empty())
     throw SetupError("ssh is not installed on this machine (apt-get install openssh-client): rsync reaches the workers through it");
 
-  const Targets t = resolve_targets(o, signal_fd);
+  Targets t = resolve_targets(o, signal_fd);
   if (!o.fanout) o.fanout = std::min(kDefaultRsyncFanout, t.workers.size());
-  RunContext ctx(o, t.workers, signal_fd);
+  RunContext ctx(o, std::move(t.workers), signal_fd);
   const SshConfig config(o, ctx, util::home_dir());
   const std::string rsh = rsh_quote(ssh.string()) + " -F " + rsh_quote(config.file().string());
 

@@ -59,12 +59,12 @@ std::string remote_command_line(const std::string& command, const inventory::Wor
 }
 
 
-int run_on_workers(const Options& o, const std::vector<inventory::Worker>& workers,
-                   const RunPlan& plan) {
-  RunContext ctx(o, workers, plan.signal_fd);
-  if (!workers.empty())
-    spdlog::debug("remote command for {}: {}", workers.front().label,
-                  remote_command_line(plan.command, workers.front(), 0, workers.size(), plan.setup, true));
+int run_on_workers(const Options& o, std::vector<inventory::Worker> workers, const RunPlan& plan) {
+  RunContext ctx(o, std::move(workers), plan.signal_fd);
+  const std::size_t count = ctx.workers().size();
+  if (count)
+    spdlog::debug("remote command for {}: {}", ctx.workers().front().label,
+                  remote_command_line(plan.command, ctx.workers().front(), 0, count, plan.setup, true));
   std::optional<fanout::InputFeed> input;
   if (plan.forward_stdin) input.emplace(STDIN_FILENO);
   const ssh::ExecChannel::Settings channel{plan.tty, input ? &*input : nullptr};
@@ -72,7 +72,7 @@ int run_on_workers(const Options& o, const std::vector<inventory::Worker>& worke
     const auto& w = ctx.workers()[i];
     return std::make_unique<fanout::CommandJob>(
         i, ctx.endpoint(i), ctx.settings(),
-        remote_command_line(plan.command, w, i, workers.size(), plan.setup), channel,
+        remote_command_line(plan.command, w, i, count, plan.setup), channel,
         ctx.deadlines(), ctx.lines(), ctx.writer());
   };
   fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job, input ? &*input : nullptr);

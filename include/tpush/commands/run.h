@@ -40,7 +40,7 @@ struct RunPlan {
 };
 
 // Runs the plan's command on `workers`, prints the summary; returns tpush's exit code.
-int run_on_workers(const Options& options, const std::vector<inventory::Worker>& workers,
-                   const RunPlan& plan);
+// Takes the list (the caller moves it in): at 1,000 workers a copy is 0.2 MB.
+int run_on_workers(const Options& options, std::vector<inventory::Worker> workers, const RunPlan& plan);
 
 }  // namespace tpush::commands
