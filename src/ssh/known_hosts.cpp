@@ -279,6 +279,11 @@ void KnownHosts::load(const std::filesystem::path& file) {
     return;
   }
 
+  if (files_.empty()) files_.emplace_back();  // index 0: no file (add())
+  const auto file_index = static_cast<uint32_t>(files_.size());
+  files_.push_back(file_name);
+  kept_matches_.clear();
+
   std::string raw;
   int line_no = 0;
   while (std::getline(in, raw)) {
@@ -292,7 +297,7 @@ void KnownHosts::load(const std::filesystem::path& file) {
     if (start == std::string_view::npos || rest[start] == '#') continue;
 
     Entry entry;
-    entry.file = file_name;
+    entry.file = file_index;
     entry.line = line_no;
 
     std::string_view hosts = next_token(rest);
@@ -329,10 +334,11 @@ void KnownHosts::load(const std::filesystem::path& file) {
         continue;
       }
       entry.hashed = true;
-      entry.salt = std::move(*salt);
-      entry.hmac = std::move(*mac);
+      std::memcpy(entry.salt.data(), salt->data(), kSha1Len);
+      std::memcpy(entry.hmac.data(), mac->data(), kSha1Len);
+    } else {
+      entry.hosts = std::string(hosts);
     }
-    entry.hosts = std::string(hosts);
 
     std::string error;
     std::optional<HostKey> key = parse_key_fields(rest, error);
@@ -352,7 +358,8 @@ bool KnownHosts::entry_matches(const Entry& entry, const std::vector<std::string
       if (entry.hosts == name) return true;
     } else if (entry.hashed) {
       std::array<unsigned char, kSha1Len> mac{};
-      if (hmac_sha1(entry.salt, name, mac) && CRYPTO_memcmp(mac.data(), entry.hmac.data(), kSha1Len) == 0)
+      const std::string_view salt(reinterpret_cast<const char*>(entry.salt.data()), kSha1Len);
+      if (hmac_sha1(salt, name, mac) && CRYPTO_memcmp(mac.data(), entry.hmac.data(), kSha1Len) == 0)
         return true;
     } else if (match_pattern_list(name, entry.hosts) == 1) {
       return true;
@@ -361,32 +368,49 @@ bool KnownHosts::entry_matches(const Entry& entry, const std::vector<std::string
   return false;
 }
 
+std::vector<uint32_t> KnownHosts::matching(const std::vector<std::string>& names, bool keep) const {
+  std::string joined;
+  for (const std::string& name : names) joined.append(name).push_back('\n');
+  if (auto it = kept_matches_.find(joined); it != kept_matches_.end()) {
+    std::vector<uint32_t> found = keep ? it->second : std::move(it->second);
+    if (!keep) kept_matches_.erase(it);
+    return found;
+  }
+  std::vector<uint32_t> found;
+  for (uint32_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].marker == Marker::none && entry_matches(entries_[i], names)) found.push_back(i);
+  if (keep) kept_matches_[std::move(joined)] = found;
+  return found;
+}
+
+void KnownHosts::locate(const Entry& entry, HostKeyCheck& result) const {
+  result.file = files_.empty() ? std::string() : files_[entry.file];
+  result.line = entry.line;
+}
+
 HostKeyCheck KnownHosts::check(std::string_view host, uint16_t port, const HostKey& key,
                                std::span<const std::string> aliases) const {
   HostKeyCheck result;
-  const auto locate = [&](const Entry& e) {
-    result.file = e.file;
-    result.line = e.line;
-  };
+  const std::vector<std::string> names = lookup_names(host, port, aliases);
+  const std::vector<uint32_t> matches = matching(names, /*keep=*/false);
 
   // A revoked key is revoked for every host, and wins over any match.
   for (const Entry& e : entries_) {
     if (e.marker == Marker::revoked && e.key.blob == key.blob) {
       result.status = HostKeyStatus::revoked;
-      locate(e);
+      locate(e, result);
       return result;
     }
   }
 
-  const std::vector<std::string> names = lookup_names(host, port, aliases);
   const std::string type = effective_type(key);
   const Entry* same_type = nullptr;
   const Entry* other_type = nullptr;
-  for (const Entry& e : entries_) {
-    if (e.marker != Marker::none || !entry_matches(e, names)) continue;
+  for (const uint32_t i : matches) {
+    const Entry& e = entries_[i];
     if (e.key.blob == key.blob) {
       result.status = HostKeyStatus::match;
-      locate(e);
+      locate(e, result);
       return result;
     }
     if (effective_type(e.key) == type) {
@@ -401,7 +425,7 @@ HostKeyCheck KnownHosts::check(std::string_view host, uint16_t port, const HostK
   if (shown) {
     result.expected_type = effective_type(shown->key);
     result.expected_fingerprint = fingerprint_sha256(shown->key.blob);
-    locate(*shown);
+    locate(*shown, result);
   }
   return result;
 }
@@ -410,9 +434,8 @@ std::vector<std::string> KnownHosts::known_types(std::string_view host, uint16_t
                                                  std::span<const std::string> aliases) const {
   const std::vector<std::string> names = lookup_names(host, port, aliases);
   std::vector<std::string> types;
-  for (const Entry& e : entries_) {
-    if (e.marker != Marker::none || !entry_matches(e, names)) continue;
-    std::string type = effective_type(e.key);
+  for (const uint32_t i : matching(names, /*keep=*/true)) {
+    std::string type = effective_type(entries_[i].key);
     if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(std::move(type));
   }
   return types;
@@ -424,6 +447,7 @@ void KnownHosts::add(std::string_view host, uint16_t port, const HostKey& key) {
   entry.hosts = known_hosts_name(host, port);
   entry.key = HostKey{effective_type(key), key.blob};
   entries_.push_back(std::move(entry));
+  kept_matches_.clear();
 }
 
 std::string append_known_host(const std::filesystem::path& file, std::string_view host,

@@ -482,6 +482,32 @@ TEST_CASE("known_hosts: add() is seen by later checks") {
   // an added name is literal, never a pattern
   kh.add("*", 22, key(kRsa));
   CHECK(kh.check("anything", 22, key(kRsa)).status == HostKeyStatus::unknown);
+
+  // As a connection asks: known_types() before the handshake, then (accept-new
+  // having recorded the key of another connection meanwhile) check() after it.
+  CHECK(kh.known_types("late.host", 22).empty());
+  kh.add("late.host", 22, key(kEcdsa256));
+  CHECK(kh.check("late.host", 22, key(kEcdsa256)).status == HostKeyStatus::match);
+}
+
+TEST_CASE("known_hosts: check() after known_types() gives the same answers, every time") {
+  TempDir dir;
+  write_file(dir / "one", line("plain.lan", kRsa));
+  write_file(dir / "two", std::string(kHashedHostExampleCom) + " " + kEd25519 + "\n");
+  KnownHosts kh;
+  kh.load(dir / "one");
+  kh.load(dir / "two");
+  for (int round = 0; round < 2; ++round) {
+    CHECK(kh.known_types("host.example.com", 22) == std::vector<std::string>{"ssh-ed25519"});
+    const auto changed = kh.check("host.example.com", 22, key(kEd25519B));
+    CHECK(changed.status == HostKeyStatus::mismatch);
+    CHECK(changed.file == (dir / "two").string());
+    CHECK(changed.line == 1);
+    CHECK(kh.check("host.example.com", 22, key(kEd25519)).status == HostKeyStatus::match);
+    const auto plain = kh.check("plain.lan", 22, key(kRsa));
+    CHECK(plain.status == HostKeyStatus::match);
+    CHECK(plain.file == (dir / "one").string());
+  }
 }
 
 TEST_CASE("known_hosts: append_known_host writes hashed lines OpenSSH reads") {

@@ -6,12 +6,14 @@
 // server's raw key blob and type.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tpush::ssh {
@@ -81,22 +83,30 @@ class KnownHosts {
   void add(std::string_view host, uint16_t port, const HostKey& key);
 
  private:
-  enum class Marker { none, cert_authority, revoked };
+  enum class Marker : uint8_t { none, cert_authority, revoked };
+  // One per line; a pod's known_hosts has thousands, so it is kept small.
   struct Entry {
     Marker marker = Marker::none;
-    bool hashed = false;  // hosts is "|1|salt|hmac"; salt/hmac decoded below
+    bool hashed = false;   // a "|1|salt|hmac" line: salt and hmac hold it, hosts is empty
     bool literal = false;  // from add(): hosts is one exact lookup name
-    std::string hosts;
-    std::string salt, hmac;
-    HostKey key;
-    std::string file;
+    uint32_t file = 0;     // index in files_ (add(): none, line 0)
     int line = 0;
+    std::array<unsigned char, 20> salt{}, hmac{};
+    std::string hosts;
+    HostKey key;
   };
 
   bool entry_matches(const Entry& entry, const std::vector<std::string>& names) const;
+  // Indexes of the unmarked entries naming one of `names`. With hashed lines
+  // that is an HMAC per line and name, so the answer for a host is kept from
+  // known_types() (before its handshake) for check() (after it), which takes it.
+  std::vector<uint32_t> matching(const std::vector<std::string>& names, bool keep) const;
+  void locate(const Entry& entry, HostKeyCheck& result) const;
 
   std::vector<Entry> entries_;
+  std::vector<std::string> files_;  // files_[0] is "" (entries made by add())
   std::vector<std::string> warnings_;
+  mutable std::unordered_map<std::string, std::vector<uint32_t>> kept_matches_;
 };
 
 // The name OpenSSH looks up and hashes: `host` for port 22 (or 0), else
