@@ -428,7 +428,11 @@ def main(argv=None) -> int:
     ap.add_argument("--command-line", default="")
     ap.add_argument("--append", action="store_true",
                     help="add to the runs already in --json instead of starting over")
+    ap.add_argument("--replace", action="store_true",
+                    help="like --append, but first drop the earlier runs of the rows this run "
+                         "measures (same N, scenario and tool), e.g. to remeasure tpush alone")
     a = ap.parse_args(argv)
+    a.append = a.append or a.replace
 
     ns = [int(x) for x in a.n.split(",") if x]
     scen = [s for s in a.scenarios.split(",") if s]
@@ -443,6 +447,13 @@ def main(argv=None) -> int:
     if a.append and Path(a.json).exists():
         old = json.loads(Path(a.json).read_text())
         results, old_meta = old["results"], old["meta"]
+        for r in results:  # runs from before rows carried their own commit and date
+            r.setdefault("commit", old_meta["commit"])
+            r.setdefault("date", old_meta["started"])
+        if a.replace:
+            rows = planned_rows(a, ns, scen, tools, lat_ns)
+            results[:] = [r for r in results if (r["n"], r["scenario"], r["tool"]) not in rows]
+    stamp = {"commit": machine_meta(a, started, loadavg_start)["commit"], "date": started}
 
     def save():
         meta = machine_meta(a, started, loadavg_start)
@@ -454,7 +465,7 @@ def main(argv=None) -> int:
 
     if "copy" in scen:
         for n in (int(x) for x in a.copy_n.split(",") if x):
-            run_copy(a, n, [t for t in a.copy_tools.split(",") if t], work, results, save)
+            run_copy(a, n, [t for t in a.copy_tools.split(",") if t], work, results, save, stamp)
 
     all_ns = sorted(set(ns) | (set(lat_ns) if "latency" in scen else set()))
     for n in all_ns:
@@ -482,7 +493,7 @@ def main(argv=None) -> int:
                         res = run_once(tool, fan, "true" if scenario == "latency" else scenario,
                                        f, port, c, a.tpush, work, tag, a.timeout)
                         res.update(n=n, scenario=scenario, run=r,
-                                   load=float(Path("/proc/loadavg").read_text().split()[0]))
+                                   load=float(Path("/proc/loadavg").read_text().split()[0]), **stamp)
                         results.append(res)
                         print(f"bench: N={n} {scenario:7} {tool:5} f={fan or 'default':>7} run {r}: "
                               f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s "
@@ -497,7 +508,17 @@ def main(argv=None) -> int:
     return 0
 
 
-def run_copy(a, n: int, tools: list[str], work: Path, results: list[dict], save) -> None:
+def planned_rows(a, ns: list[int], scen: list[str], tools: list[str], lat_ns: list[int]) -> set:
+    """(N, scenario, tool) of every row this invocation measures."""
+    rows = {(n, s, t) for s in ("true", "lines") if s in scen for n in ns for t in tools}
+    if "latency" in scen:
+        rows |= {(n, "latency", t) for n in lat_ns for t in tools}
+    if "copy" in scen:
+        rows |= {(int(n), "copy", t) for n in a.copy_n.split(",") if n for t in a.copy_tools.split(",") if t}
+    return rows
+
+
+def run_copy(a, n: int, tools: list[str], work: Path, results: list[dict], save, stamp: dict) -> None:
     """The copy scenario: COPY_MIB MiB pushed to N workers, each an SFTP-only chroot of
     its own (on a tmpfs mounted for the run where possible, so the disk is not measured)."""
     base = Path(f"/run/tpush-bench-copy-{os.getpid()}")  # chroot paths must be root-owned
@@ -527,7 +548,8 @@ def run_copy(a, n: int, tools: list[str], work: Path, results: list[dict], save)
                 tag = f"{n}-copy-{tool}-{fan or 'def'}-{r}"
                 res = run_once(tool, fan, "copy", f, f.port, cfg, a.tpush, work, tag, a.timeout,
                                copy=(src, roots))
-                res.update(n=n, scenario="copy", run=r, load=float(Path("/proc/loadavg").read_text().split()[0]))
+                res.update(n=n, scenario="copy", run=r, load=float(Path("/proc/loadavg").read_text().split()[0]),
+                           **stamp)
                 results.append(res)
                 print(f"bench: N={n} copy    {tool:5} f={fan or 'default':>7} run {r}: "
                       f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s peak {fmt_mib(res['peak'])} "
@@ -542,8 +564,8 @@ def run_copy(a, n: int, tools: list[str], work: Path, results: list[dict], save)
                     opens[tool] = opens_of(copy_argv(tool, n, f, f.port, cfg, src, a.tpush), env, src, f)
                     clear_copies(roots)
             for res in results:
-                if res["scenario"] == "copy" and res["n"] == n:
-                    res["opens"] = opens.get(res["tool"])
+                if res["scenario"] == "copy" and res["n"] == n and res["tool"] in opens:
+                    res["opens"] = opens[res["tool"]]
             save()
     finally:
         BenchSshd.chroots = {}

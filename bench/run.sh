@@ -3,11 +3,12 @@
 #
 #   bash bench/run.sh [--quick] [--n 64,256,1024] [--runs 3] [--scenarios true,lines,latency,copy]
 #                     [--latency-n 64,256] [--copy-n 64] [--tools tpush,pdsh,pssh,clush]
-#                     [--copy-tools tpush,pscp,scp,clush] [--workdir DIR] [--append]
+#                     [--copy-tools tpush,pscp,scp,clush] [--workdir DIR] [--append | --replace]
 #
 # --quick = --n 64 --runs 1 --latency-n 64 --copy-n 16 (a smoke run, a few minutes).
 # TPUSH_BIN selects the binary (default build/tpush).  Writes bench/results.json and
-# bench/RESULTS.md (--append adds to the runs already in bench/results.json).
+# bench/RESULTS.md (--append adds to the runs already in bench/results.json; --replace
+# also drops their earlier runs of the rows it measures).
 # Never part of `make test`.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,8 +17,8 @@ args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) args+=(--n 64 --runs 1 --latency-n 64 --copy-n 16) ;;
-    --append) args+=(--append) ;;
-    -h | --help) sed -n "2,10p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --append | --replace) args+=("$1") ;;
+    -h | --help) sed -n "2,11p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --n | --runs | --scenarios | --latency-n | --copy-n | --tools | --copy-tools | --workdir | --delay-ms | --timeout | --results | --json)
       [[ $# -ge 2 ]] || { echo "bench: $1 needs a value" >&2; exit 2; }
       args+=("$1" "$2"); shift ;;
