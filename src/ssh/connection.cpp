@@ -11,9 +11,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "tpush/ssh/hangup.h"
 #include "tpush/ssh/library.h"
+#include "tpush/ssh/name_lookup.h"
 #include "tpush/ssh/session_memory.h"
 #include "tpush/ssh/wire.h"
 
@@ -114,7 +116,10 @@ const char* Connection::phase_name() const {
   return "?";
 }
 
+int Connection::fd() const { return lookup_ ? lookup_->fd() : fd_; }
+
 Wait Connection::wait() const {
+  if (phase_ == Phase::resolve) return lookup_ ? Wait::read : Wait::none;
   if (phase_ == Phase::connect) return Wait::write;
   if (!session_ || phase_ == Phase::failed) return Wait::none;
   return wait_;
@@ -142,7 +147,7 @@ void Connection::advance() {
   for (;;) {
     const Phase before = phase_;
     switch (phase_) {
-      case Phase::resolve: start_resolve(); break;
+      case Phase::resolve: resolve(); break;
       case Phase::connect: finish_connect(); break;
       case Phase::handshake: do_handshake(); break;
       case Phase::host_key: check_host_key(); break;
@@ -154,16 +159,28 @@ void Connection::advance() {
   }
 }
 
-void Connection::start_resolve() {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | AI_NUMERICHOST;
-  const std::string port = std::to_string(endpoint_.port);
-  int rc = getaddrinfo(endpoint_.host.c_str(), port.c_str(), &hints, &addresses_);
-  if (rc == EAI_NONAME) {  // not an address literal: ask the resolver
-    hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
+// An address literal is parsed here; a name goes to a NameLookup, and
+// advance() comes back when its fd is readable.
+void Connection::resolve() {
+  int rc;
+  std::unique_ptr<NameLookup> finished;  // its eventfd is closed after the socket exists
+  if (lookup_) {
+    if (!lookup_->done()) return;
+    rc = lookup_->take(&addresses_);
+    finished = std::move(lookup_);
+  } else {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_NUMERICHOST;
+    const std::string port = std::to_string(endpoint_.port);
     rc = getaddrinfo(endpoint_.host.c_str(), port.c_str(), &hints, &addresses_);
+    if (rc == EAI_NONAME) {  // not an address literal: ask the resolver, off the loop
+      hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
+      lookup_ = std::make_unique<NameLookup>(endpoint_.host, port, hints);
+      resolve();
+      return;
+    }
   }
   if (rc != 0) {
     fail(Outcome::unreachable, std::string("cannot resolve host (") + gai_strerror(rc) + ")");
@@ -173,7 +190,19 @@ void Connection::start_resolve() {
   start_connect();
 }
 
+// The event loop watches fds by number, and closing an fd drops its watch
+// silently: were the next socket to get the number of the one it replaces,
+// the loop would take it for the old one and never watch it. So the fd being
+// replaced (a failed attempt's socket, or the name lookup's eventfd, which
+// resolve() keeps open until here) is closed only once the new one exists.
 void Connection::start_connect() {
+  const int previous = std::exchange(fd_, -1);
+  struct ClosePrevious {
+    int fd;
+    ~ClosePrevious() {
+      if (fd >= 0) ::close(fd);
+    }
+  } close_previous{previous};
   while (next_address_) {
     const addrinfo* ai = next_address_;
     next_address_ = ai->ai_next;
@@ -207,8 +236,7 @@ void Connection::finish_connect() {
   if (err == EINPROGRESS) return;  // spurious wake-up
   if (err != 0) {
     connect_error_ = connect_error_text(err);
-    close_socket();
-    start_connect();  // the next address, or fail
+    start_connect();  // the next address (this socket is closed once it exists), or fail
     return;
   }
   freeaddrinfo(addresses_);
@@ -413,6 +441,7 @@ void Connection::abandon() {
     libssh2_session_free(session_);
     session_ = nullptr;
   }
+  lookup_.reset();
   close_socket();
   if (addresses_) {
     freeaddrinfo(addresses_);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ typedef struct _LIBSSH2_AGENT LIBSSH2_AGENT;
 struct libssh2_agent_publickey;
 
 namespace tpush::ssh {
+
+class NameLookup;
 
 using Clock = std::chrono::steady_clock;
 
@@ -56,7 +59,8 @@ class Connection {
   // about the address).
   bool reached() const { return reached_; }
   const char* phase_name() const;
-  int fd() const { return fd_; }
+  // The socket, or while a host name is being looked up, the lookup's eventfd.
+  int fd() const;
   Wait wait() const;
 
   LIBSSH2_SESSION* session() const { return session_; }
@@ -92,7 +96,7 @@ class Connection {
   static long recv_callback(int fd, void* buf, std::size_t len, int flags, void** abstract);
 
  private:
-  void start_resolve();
+  void resolve();
   void start_connect();
   void finish_connect();
   void start_session();
@@ -109,6 +113,7 @@ class Connection {
   Phase phase_ = Phase::resolve;
   Wait wait_ = Wait::none;
   int fd_ = -1;
+  std::unique_ptr<NameLookup> lookup_;  // while a host name is being looked up
   addrinfo* addresses_ = nullptr;
   addrinfo* next_address_ = nullptr;
   std::string connect_error_;

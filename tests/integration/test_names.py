@@ -1,0 +1,175 @@
+"""Workers given by host name.  Names are looked up off the event loop: a slow DNS server
+holds up only its own worker, and Ctrl-C still works while it answers nothing.
+
+tpush runs in a private mount namespace (`unshare -m`) whose /etc/hosts and
+/etc/resolv.conf are the test's own; the DNS server is a small one of the test's,
+on 127.0.9.53:53, that answers only when the test releases it."""
+
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Streaming, Summary, host_args, output_lines
+
+DNS_ADDR = "127.0.9.53"
+
+
+def _have_unshare() -> bool:
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        return False
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    return r.returncode == 0
+
+
+pytestmark = pytest.mark.skipif(not _have_unshare(),
+                                reason="needs root and unshare -m to give tpush its own /etc/hosts")
+
+
+def in_namespace(binds: dict[str, Path], argv: list) -> list[str]:
+    """argv run in a private mount namespace with each bind (target -> our file) mounted."""
+    mounts = " && ".join(f'mount --bind "{src}" "{target}"' for target, src in binds.items())
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "sh",
+            *map(str, argv)]
+
+
+def ok_cmd():
+    return 'set -- $SSH_CONNECTION; echo "ok $3"'
+
+
+class HeldDns:
+    """A DNS server for `names` (name -> IPv4 address) that keeps every query for them
+    unanswered until release(); other names get NXDOMAIN at once."""
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((DNS_ADDR, 53))
+        self.sock.settimeout(0.1)
+        self.released = threading.Event()
+        self.stopped = threading.Event()
+        self.asked: list[str] = []
+        self.held: list[tuple[bytes, tuple]] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _question(query: bytes) -> tuple[str, int, int]:
+        labels, i = [], 12
+        while query[i]:
+            labels.append(query[i + 1:i + 1 + query[i]].decode("ascii", "replace"))
+            i += 1 + query[i]
+        qtype = struct.unpack(">H", query[i + 1:i + 3])[0]
+        return ".".join(labels).lower(), qtype, i + 5
+
+    def _answer(self, query: bytes) -> bytes:
+        name, qtype, end = self._question(query)
+        address = self.names.get(name)
+        answers = b""
+        if address and qtype == 1:  # A
+            answers = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(address)
+        flags = 0x8180 if address else 0x8183  # response, recursion; NXDOMAIN for others
+        header = query[:2] + struct.pack(">HHHHH", flags, 1, 1 if answers else 0, 0, 0)
+        return header + query[12:end] + answers
+
+    def _serve(self):
+        while not self.stopped.is_set():
+            if self.released.is_set():
+                for query, peer in self.held:
+                    self.sock.sendto(self._answer(query), peer)
+                self.held = []
+            try:
+                query, peer = self.sock.recvfrom(512)
+            except socket.timeout:
+                continue
+            name = self._question(query)[0]
+            self.asked.append(name)
+            if name in self.names and not self.released.is_set():
+                self.held.append((query, peer))
+            else:
+                self.sock.sendto(self._answer(query), peer)
+
+    def release(self):
+        self.released.set()
+
+    def close(self):
+        self.stopped.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture
+def held_dns(farm):
+    dns = HeldDns({"slow.tpush.test": farm.addresses[8]})
+    yield dns
+    dns.close()
+
+
+@pytest.fixture
+def resolver_files(tmp_path) -> dict[str, Path]:
+    hosts = tmp_path / "etc-hosts"
+    hosts.write_text("127.0.0.1 localhost\n")
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text(f"nameserver {DNS_ADDR}\noptions timeout:30 attempts:1\n")
+    return {"/etc/hosts": hosts, "/etc/resolv.conf": resolv}
+
+
+def test_workers_by_host_name(farm, tpush, tpush_bin, tmp_path):
+    """Sixteen workers named in /etc/hosts: each is looked up and reached, and prints from
+    its own address."""
+    names = [f"w{i}.tpush.test" for i in range(16)]
+    etc_hosts = tmp_path / "etc-hosts"
+    etc_hosts.write_text("127.0.0.1 localhost\n" +
+                         "".join(f"{farm.addresses[i]} {n}\n" for i, n in enumerate(names)))
+    labels = [f"{n}:{farm.port}" for n in names]
+    argv = in_namespace({"/etc/hosts": etc_hosts}, [tpush_bin, *host_args(labels), ok_cmd()])
+    r = subprocess.run(argv, env=tpush.env(), capture_output=True, timeout=120)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.returncode == 0, f"exit {r.returncode}\nstdout:\n{out}\nstderr:\n{err}"
+    lines = output_lines(out, labels)
+    for i, label in enumerate(labels):
+        assert lines[label] == [f"ok {farm.addresses[i]}"], f"{label}: {lines[label]}\n{out}\n{err}"
+
+
+def test_slow_name_lookup_does_not_hold_up_others(farm, tpush_bin, tpush, held_dns, resolver_files):
+    """While the DNS server sits on one worker's name, the eight other workers run and print;
+    once it answers, that worker runs too and the run succeeds."""
+    fast = farm.hosts[:8]
+    slow = f"slow.tpush.test:{farm.port}"
+    st = Streaming(in_namespace(resolver_files, [tpush_bin, *host_args(fast + [slow]), ok_cmd()]),
+                   tpush.env())
+    endings = tuple(f"ok {h.split(':')[0]}" for h in fast)
+    st.wait_for(lambda ls: sum(l.rstrip().endswith(endings) for l in ls) == len(fast),
+                40, "the other workers' output while the name lookup is held")
+    assert "slow.tpush.test" in held_dns.asked, f"the DNS server was never asked: {held_dns.asked}"
+    held_dns.release()
+    r = st.finish(timeout=60)
+    assert r.returncode == 0, str(r)
+    lines = output_lines(r.out, fast + [slow])
+    assert lines[slow] == [f"ok {farm.addresses[8]}"], str(r)
+
+
+def test_interrupt_during_name_lookup(farm, tpush_bin, tpush, held_dns, resolver_files):
+    """Ctrl-C twice while the only worker's name is still being looked up: tpush exits 130
+    at once and lists the worker as interrupted (the lookup is left to finish on its own)."""
+    slow = f"slow.tpush.test:{farm.port}"
+    st = Streaming(in_namespace(resolver_files, [tpush_bin, *host_args([slow]), "true"]), tpush.env())
+    for _ in range(300):
+        if "slow.tpush.test" in held_dns.asked or st.proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert "slow.tpush.test" in held_dns.asked, f"the DNS server was never asked\n{st.result()}"
+    st.proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    st.proc.send_signal(signal.SIGINT)
+    r = st.finish(timeout=10)
+    assert r.returncode == 130, str(r)
+    s = Summary.parse(r.err)
+    assert s.interrupted == 1 and list(s.reasons) == [slow], str(r)
