@@ -1,9 +1,11 @@
-"""Workers given by host name.  Names are looked up off the event loop: a slow DNS server
-holds up only its own worker, and Ctrl-C still works while it answers nothing.
+"""Workers given by host name or by IPv6 address.  Names are looked up off the event loop:
+a slow DNS server holds up only its own worker, and Ctrl-C still works while it answers
+nothing.
 
-tpush runs in a private mount namespace (`unshare -m`) whose /etc/hosts and
-/etc/resolv.conf are the test's own; the DNS server is a small one of the test's,
-on 127.0.9.53:53, that answers only when the test releases it."""
+For names, tpush runs in a private mount namespace (`unshare -m`) whose /etc/hosts and
+/etc/resolv.conf are the test's own; the DNS server is a small one of the test's, on
+127.0.9.53:53, that answers only when the test releases it.  For IPv6, a second sshd of
+the farm's listens on [::1]."""
 
 import os
 import shutil
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Streaming, Summary, host_args, output_lines
+from conftest import Streaming, Summary, farm_mod, host_args, output_lines
 
 DNS_ADDR = "127.0.9.53"
 
@@ -29,8 +31,8 @@ def _have_unshare() -> bool:
     return r.returncode == 0
 
 
-pytestmark = pytest.mark.skipif(not _have_unshare(),
-                                reason="needs root and unshare -m to give tpush its own /etc/hosts")
+needs_unshare = pytest.mark.skipif(not _have_unshare(),
+                                   reason="needs root and unshare -m to give tpush its own /etc/hosts")
 
 
 def in_namespace(binds: dict[str, Path], argv: list) -> list[str]:
@@ -121,6 +123,7 @@ def resolver_files(tmp_path) -> dict[str, Path]:
     return {"/etc/hosts": hosts, "/etc/resolv.conf": resolv}
 
 
+@needs_unshare
 def test_workers_by_host_name(farm, tpush, tpush_bin, tmp_path):
     """Sixteen workers named in /etc/hosts: each is looked up and reached, and prints from
     its own address."""
@@ -138,6 +141,7 @@ def test_workers_by_host_name(farm, tpush, tpush_bin, tmp_path):
         assert lines[label] == [f"ok {farm.addresses[i]}"], f"{label}: {lines[label]}\n{out}\n{err}"
 
 
+@needs_unshare
 def test_slow_name_lookup_does_not_hold_up_others(farm, tpush_bin, tpush, held_dns, resolver_files):
     """While the DNS server sits on one worker's name, the eight other workers run and print;
     once it answers, that worker runs too and the run succeeds."""
@@ -156,6 +160,7 @@ def test_slow_name_lookup_does_not_hold_up_others(farm, tpush_bin, tpush, held_d
     assert lines[slow] == [f"ok {farm.addresses[8]}"], str(r)
 
 
+@needs_unshare
 def test_interrupt_during_name_lookup(farm, tpush_bin, tpush, held_dns, resolver_files):
     """Ctrl-C twice while the only worker's name is still being looked up: tpush exits 130
     at once and lists the worker as interrupted (the lookup is left to finish on its own)."""
@@ -173,3 +178,35 @@ def test_interrupt_during_name_lookup(farm, tpush_bin, tpush, held_dns, resolver
     assert r.returncode == 130, str(r)
     s = Summary.parse(r.err)
     assert s.interrupted == 1 and list(s.reasons) == [slow], str(r)
+
+
+def _free_ipv6_loopback_port() -> int | None:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+            return sock.getsockname()[1]
+    except OSError:
+        return None
+
+
+def test_ipv6_worker(farm, tpush, tmp_path):
+    """A worker at [::1]:PORT, given with -w and as a hosts-file line with -p: tpush connects
+    over IPv6, records its host key and runs the command."""
+    port = _free_ipv6_loopback_port()
+    if port is None:
+        pytest.skip("no IPv6 loopback address (::1) on this machine")
+    sshd = farm_mod.Sshd(tmp_path / "sshd6", "[::1]", port, farm.authorized_keys, allow_from="::1")
+    sshd.start("::1")
+    try:
+        label = f"[::1]:{port}"
+        r = tpush("-w", label, 'set -- $SSH_CONNECTION; echo "from $1 to $3"')
+        assert r.returncode == 0, str(r)
+        assert output_lines(r.out, [label])[label] == ["from ::1 to ::1"], str(r)
+        hosts = tmp_path / "hosts"
+        hosts.write_text("::1\n")
+        # the key recorded under [::1]:PORT above is found again: no unknown key allowed now
+        r = tpush("--host-key-check", "yes", "-H", hosts, "-p", port, "echo again")
+        assert r.returncode == 0, str(r)
+        assert output_lines(r.out, ["::1"])["::1"] == ["again"], str(r)
+    finally:
+        sshd.stop()
