@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -61,14 +62,15 @@ class Pool {
   bool submit(std::shared_ptr<NameLookup::State> state) {
     std::lock_guard lock(mutex_);
     queue_.push_back(std::move(state));
-    if (idle_ > 0) {
-      cv_.notify_one();
-      return true;
+    // An idle thread may already be woken for an earlier lookup: count queued
+    // lookups, not wake-ups, so a held lookup never makes the next one wait.
+    if (queue_.size() > static_cast<std::size_t>(idle_) && threads_ < NameLookup::max_threads) spawn();
+    if (threads_ == 0) {
+      queue_.pop_back();
+      return false;
     }
-    if (threads_ < NameLookup::max_threads) spawn();
-    if (threads_ > 0) return true;
-    queue_.pop_back();
-    return false;
+    cv_.notify_one();
+    return true;
   }
 
  private:
