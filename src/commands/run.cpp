@@ -58,7 +58,6 @@ std::string remote_command_line(const std::string& command, const inventory::Wor
   return line + "; " + command;
 }
 
-
 int run_on_workers(const Options& o, std::vector<inventory::Worker> workers, const RunPlan& plan) {
   RunContext ctx(o, std::move(workers), plan.signal_fd);
   const std::size_t count = ctx.workers().size();

@@ -16,9 +16,7 @@ void add_copy_flags(CLI::App& app, bool& recursive, bool& preserve) {
 int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, const TransferFor& transfer_for) {
   Targets t = resolve_targets(o, signal_fd);
   RunContext ctx(o, std::move(t.workers), signal_fd);
-  std::vector<std::string> labels;
-  for (const auto& w : ctx.workers()) labels.push_back(w.label);
-  output::Progress progress(labels, total_bytes, output::Progress::stderr_is_terminal());
+  output::Progress progress(ctx.labels(), total_bytes, output::Progress::stderr_is_terminal());
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
     return std::make_unique<fanout::CopyJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(),
                                              transfer_for(ctx, i), &progress, ctx.writer());

@@ -30,6 +30,8 @@ class RunContext {
   RunContext(const Options& o, std::vector<inventory::Worker> workers, int signal_fd);
 
   const std::vector<inventory::Worker>& workers() const { return workers_; }
+  // The workers' labels, in order.
+  const std::vector<std::string>& labels() const { return labels_; }
   // Where and as whom to connect to worker i (-l/-p defaults applied).
   ssh::Endpoint endpoint(std::size_t i) const;
   const ssh::ConnectionSettings& settings() const { return settings_; }
