@@ -279,7 +279,6 @@ void KnownHosts::load(const std::filesystem::path& file) {
     return;
   }
 
-  if (files_.empty()) files_.emplace_back();  // index 0: no file (add())
   const auto file_index = static_cast<uint32_t>(files_.size());
   files_.push_back(file_name);
   kept_matches_.clear();
@@ -384,7 +383,7 @@ std::vector<uint32_t> KnownHosts::matching(const std::vector<std::string>& names
 }
 
 void KnownHosts::locate(const Entry& entry, HostKeyCheck& result) const {
-  result.file = files_.empty() ? std::string() : files_[entry.file];
+  result.file = files_[entry.file];
   result.line = entry.line;
 }
 

@@ -104,7 +104,7 @@ class KnownHosts {
   void locate(const Entry& entry, HostKeyCheck& result) const;
 
   std::vector<Entry> entries_;
-  std::vector<std::string> files_;  // files_[0] is "" (entries made by add())
+  std::vector<std::string> files_{std::string()};  // files_[0]: none (entries made by add())
   std::vector<std::string> warnings_;
   mutable std::unordered_map<std::string, std::vector<uint32_t>> kept_matches_;
 };
