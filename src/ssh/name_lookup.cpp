@@ -25,7 +25,9 @@ struct NameLookup::State {
   std::string host, port;
   addrinfo hints{};
   std::mutex mutex;
-  int efd = -1;                  // guarded by mutex once the lookup is queued
+  // Written only by the NameLookup (under mutex once queued), so it reads it
+  // freely; the thread reads it under mutex.
+  int efd = -1;
   bool abandoned = false;        // guarded by mutex: the NameLookup is gone
   std::atomic<bool> done{false};  // rc and result are set (release/acquire)
   int rc = EAI_SYSTEM;
@@ -122,10 +124,10 @@ NameLookup::NameLookup(std::string host, std::string port, const addrinfo& hints
   state_->host = std::move(host);
   state_->port = std::move(port);
   state_->hints = hints;
-  efd_ = state_->efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  state_->efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Without an eventfd the loop could not be woken: look it up here, as
   // without threads.
-  if (efd_ < 0 || !pool().submit(state_)) state_->run();
+  if (state_->efd < 0 || !pool().submit(state_)) state_->run();
 }
 
 NameLookup::~NameLookup() {
@@ -135,7 +137,7 @@ NameLookup::~NameLookup() {
   state_->efd = -1;
 }
 
-int NameLookup::fd() const { return efd_; }
+int NameLookup::fd() const { return state_->efd; }
 
 bool NameLookup::done() const { return state_->done.load(std::memory_order_acquire); }
 

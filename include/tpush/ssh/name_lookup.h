@@ -39,7 +39,6 @@ class NameLookup {
 
  private:
   std::shared_ptr<State> state_;
-  int efd_ = -1;  // state_->efd, read without its lock (only this thread changes it)
 };
 
 }  // namespace tpush::ssh
