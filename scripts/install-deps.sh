@@ -24,13 +24,16 @@ readonly build_pkgs=(
   libboost-dev libboost-filesystem-dev
   dpkg-dev debian-archive-keyring xz-utils ca-certificates curl patch
 )
-# Real sshd on loopback, pytest, fault injection (nft, ip), process tools.
+# Real sshd on loopback, pytest, fault injection (nft, ip), process tools, and
+# the oracles tests compare against (dshbak from pdsh; clubak and nodeset from
+# clustershell).
 readonly test_pkgs=(
   openssh-server openssh-client python3 python3-pytest
   nftables iproute2 procps psmisc lsof rsync
+  pdsh clustershell
 )
 # The tools tpush is measured against.
-readonly bench_pkgs=(pdsh pssh clustershell hyperfine strace)
+readonly bench_pkgs=(pssh hyperfine strace)
 
 usage() {
   echo "usage: scripts/install-deps.sh [build|test|bench]" >&2
