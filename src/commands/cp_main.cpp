@@ -125,7 +125,7 @@ std::vector<ssh::UploadItem> load_items(const std::vector<PlannedCopy>& plan, bo
       // Without -p: 0644, or 0755 for an executable (scripts stay runnable);
       // the worker's umask applies as for any new file.
       item.mode = preserve ? (st.st_mode & 07777) : ((st.st_mode & 0111) ? 0755 : 0644);
-      item.bytes = ssh::SharedBytes::map_file(p.local.string());  // read once, for everyone
+      item.bytes = util::SharedBytes::map_file(p.local.string());  // read once, for everyone
       total += item.bytes->size();
     }
     items.push_back(std::move(item));

@@ -18,6 +18,7 @@
 #include "tpush/ssh/library.h"
 #include "tpush/util/error.h"
 #include "tpush/util/signals.h"
+#include "tpush/util/string.h"
 
 namespace tpush::commands {
 namespace {
@@ -47,12 +48,6 @@ void setup_logging(int verbose) {
   spdlog::set_default_logger(logger);
 }
 
-std::string join_command(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
-
 }  // namespace
 
 int dispatch(int argc, const char* const* argv) {
@@ -68,7 +63,7 @@ int dispatch(int argc, const char* const* argv) {
     throw UsageError("no command given (e.g. tpush -w 'node[1-4]' uptime; see tpush --help)");
   Targets targets = resolve_targets(o, signals.fd());
   RunPlan plan;
-  plan.command = join_command(o.rest);
+  plan.command = util::join(o.rest, " ");
   if (o.detach != !o.log_file.empty())
     throw UsageError("--detach and --log go together (e.g. --detach --log train.log 'python train.py')");
   if (o.detach) plan.command = detach_command(plan.command, o.log_file);

@@ -7,6 +7,7 @@
 #include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
 #include "tpush/commands/targets.h"
+#include "tpush/util/environment.h"
 #include "tpush/util/error.h"
 
 namespace tpush::commands {
@@ -20,12 +21,6 @@ void rewrite_tpu_flag(std::vector<std::string>& args) {
     if (a == "--") break;
     if (a == "--tpu") a = "--tpu-holders";
   }
-}
-
-std::optional<std::string> env_value(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return std::nullopt;
-  return std::string(v);
 }
 
 }  // namespace
@@ -70,8 +65,8 @@ int kill_main(Options& o, int signal_fd) {
                        "'; to pick the TPU use -t NAME)");
     TpuKillSpec ts;
     ts.kill = ks;
-    ts.devices = env_value("TPUSH_TPU_DEVICES");
-    ts.lockfiles = env_value("TPUSH_TPU_LOCKFILES");
+    ts.devices = util::env_value("TPUSH_TPU_DEVICES");
+    ts.lockfiles = util::env_value("TPUSH_TPU_LOCKFILES");
     plan.command = tpu_kill_script(ts);
   } else {
     if (args->empty())

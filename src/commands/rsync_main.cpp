@@ -4,34 +4,21 @@
 // and host-key policy; its output goes through the same prefixed lines and
 // summary as a command's.
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/epoll.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
-#include <array>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <system_error>
-#include <thread>
 
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/commands/targets.h"
-#include "tpush/fanout/job.h"
-#include "tpush/output/line_output.h"
-#include "tpush/output/writer.h"
+#include "tpush/fanout/rsync_job.h"
+#include "tpush/ssh/credentials.h"
+#include "tpush/util/child_process.h"
+#include "tpush/util/environment.h"
 #include "tpush/util/error.h"
-#include "tpush/util/signals.h"
-#include "tpush/util/system.h"
-
-namespace bp = boost::process;
 
 namespace tpush::commands {
 
@@ -75,8 +62,7 @@ std::string rsh_quote(const std::string& s) {
 class SshConfig {
  public:
   SshConfig(const Options& o, const RunContext& ctx, const std::filesystem::path& home) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/tpush-rsync-XXXXXX";
+    std::string templ = util::env_value("TMPDIR").value_or("/tmp") + "/tpush-rsync-XXXXXX";
     if (!::mkdtemp(templ.data())) throw SetupError("cannot create a temporary directory: " + std::string(std::strerror(errno)));
     dir_ = templ;
     file_ = dir_ / "ssh_config";
@@ -95,8 +81,7 @@ class SshConfig {
     }
     text += "Host *\n";
     std::vector<std::string> keys(o.identities.begin(), o.identities.end());
-    for (const char* k : {"id_ed25519", "id_ecdsa", "id_rsa", "google_compute_engine"})
-      if (std::filesystem::exists(home / ".ssh" / k)) keys.push_back((home / ".ssh" / k).string());
+    for (const auto& k : ssh::default_identity_files(home)) keys.push_back(k.string());
     for (const auto& k : keys) text += "  IdentityFile " + config_quote(std::filesystem::absolute(k).string()) + "\n";
     text += "  UserKnownHostsFile " + config_quote((home / ".ssh" / "known_hosts").string()) + " " +
             config_quote((home / ".ssh" / "google_compute_known_hosts").string());
@@ -130,242 +115,6 @@ class SshConfig {
   std::filesystem::path dir_, file_;
 };
 
-// One rsync child: its stdout and stderr pipes behind one epoll fd, which is
-// what the scheduler polls.
-class RsyncJob final : public fanout::Job {
- public:
-  RsyncJob(std::size_t index, boost::filesystem::path exe, std::vector<std::string> args,
-           fanout::Deadlines deadlines, output::LineOutput& out, output::Writer& writer)
-      : index_(index), exe_(std::move(exe)), args_(std::move(args)), deadlines_(deadlines), out_(out),
-        writer_(writer) {}
-  ~RsyncJob() override {
-    kill_child();
-    close_fds();
-  }
-
-  void advance(fanout::Clock::time_point now) override {
-    if (finished_) return;
-    if (!started_) return start(now);
-    drain();
-    maybe_finish(now);
-  }
-
-  void tick(fanout::Clock::time_point now) override {
-    if (finished_ || !started_) return;
-    if (deadlines_.command && now - start_ >= *deadlines_.command) {
-      kill_child();
-      drain();
-      out_.finish(index_);
-      return finish(fanout::Outcome::timed_out,
-                    "timed out after " + std::to_string(deadlines_.command->count()) + "s");
-    }
-    maybe_finish(now);
-  }
-
-  void interrupt() override {
-    if (finished_) return;
-    kill_child();
-    if (started_) out_.finish(index_);
-    finish(fanout::Outcome::interrupted, started_ ? "interrupted" : "not started (interrupted)");
-  }
-
-  // The first Ctrl-C stops rsync too (it then removes its temporary file).
-  void forward_interrupt() override { interrupt(); }
-  bool finished() const override { return finished_; }
-  int fd() const override { return epoll_fd_; }
-  ssh::Wait wait() const override {
-    if (finished_ || open_pipes() == 0 || paused_) return ssh::Wait::none;
-    return ssh::Wait::read;
-  }
-  bool paused_for_output() const override { return paused_; }
-  fanout::WorkerResult result() const override { return result_; }
-
- private:
-  int open_pipes() const { return (pipes_[0] >= 0) + (pipes_[1] >= 0); }
-
-  void start(fanout::Clock::time_point now) {
-    started_ = true;
-    start_ = now;
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return finish(fanout::Outcome::failed, std::string("pipe: ") + std::strerror(errno));
-    if (::pipe2(err, O_CLOEXEC) != 0) {
-      ::close(out[0]);
-      ::close(out[1]);
-      return finish(fanout::Outcome::failed, std::string("pipe: ") + std::strerror(errno));
-    }
-    const int child_out = out[1], child_err = err[1];
-    std::error_code ec;
-    child_ = bp::child(exe_, bp::args(args_), bp::std_in < bp::null, ec,
-                       bp::extend::on_exec_setup([child_out, child_err](auto&) {
-                         ::setpgid(0, 0);  // its own group: Ctrl-C reaches it only through us
-                         ::dup2(child_out, STDOUT_FILENO);
-                         ::dup2(child_err, STDERR_FILENO);
-                         util::SignalScope::restore_in_child();
-                       }));
-    ::close(out[1]);
-    ::close(err[1]);
-    pipes_ = {out[0], err[0]};
-    if (ec) {
-      close_fds();
-      return finish(fanout::Outcome::failed, "cannot run " + exe_.string() + ": " + ec.message());
-    }
-    pid_ = child_.id();
-    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-    for (int k = 0; k < 2; ++k) {
-      ::fcntl(pipes_[k], F_SETFL, ::fcntl(pipes_[k], F_GETFL) | O_NONBLOCK);
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u32 = static_cast<std::uint32_t>(k);
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, pipes_[k], &ev);
-    }
-  }
-
-  void drain() {
-    std::array<char, 64 * 1024> buf;
-    paused_ = false;
-    for (int k = 0; k < 2; ++k) {
-      while (pipes_[k] >= 0) {
-        if (writer_.congested() || writer_.reader_gone()) {
-          paused_ = true;
-          return;
-        }
-        const ssize_t n = ::read(pipes_[k], buf.data(), buf.size());
-        if (n > 0) {
-          const std::string_view bytes(buf.data(), static_cast<std::size_t>(n));
-          out_.data(index_, k == 0 ? output::Stream::out : output::Stream::err, bytes);
-          if (k == 1) remember_stderr(bytes);
-          continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, pipes_[k], nullptr);
-        ::close(pipes_[k]);
-        pipes_[k] = -1;
-      }
-    }
-  }
-
-  void remember_stderr(std::string_view bytes) {
-    stderr_tail_.append(bytes);
-    if (stderr_tail_.size() > 8192) stderr_tail_.erase(0, stderr_tail_.size() - 4096);
-    if (ssh_error_.empty()) {  // the first line saying why ssh could not get in
-      for (const char* mark : {"ssh: ", "Host key verification failed", "Permission denied (", "REMOTE HOST IDENTIFICATION"}) {
-        const auto at = stderr_tail_.find(mark);
-        if (at == std::string::npos) continue;
-        const auto begin = stderr_tail_.rfind('\n', at);
-        const auto end = stderr_tail_.find('\n', at);
-        if (end == std::string::npos) break;  // wait for the whole line
-        ssh_error_ = stderr_tail_.substr(begin == std::string::npos ? 0 : begin + 1,
-                                         end - (begin == std::string::npos ? 0 : begin + 1));
-        if (ssh_error_.size() > 200) ssh_error_.resize(200);
-        break;
-      }
-    }
-    if (stderr_tail_.find("rsync: command not found") != std::string::npos ||
-        stderr_tail_.find("rsync: not found") != std::string::npos)
-      remote_rsync_missing_ = true;
-  }
-
-  std::string last_stderr_line() const {
-    std::string t = stderr_tail_;
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-    const auto nl = t.rfind('\n');
-    std::string line = nl == std::string::npos ? t : t.substr(nl + 1);
-    if (line.size() > 200) line.resize(200);
-    return line;
-  }
-
-  void maybe_finish(fanout::Clock::time_point now) {
-    if (pid_ <= 0 || exited_) {
-      if (exited_ && (open_pipes() == 0 || now - exit_seen_ > std::chrono::seconds(2))) conclude();
-      return;
-    }
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      exited_ = true;
-      exit_seen_ = now;
-      status_ = status;
-      child_.detach();  // reaped here, not by Boost
-      if (open_pipes() == 0) conclude();
-    }
-  }
-
-  void conclude() {
-    drain();
-    out_.finish(index_);
-    if (WIFSIGNALED(status_))
-      return finish(fanout::Outcome::failed, std::string("rsync killed by SIG") + sigabbrev_np(WTERMSIG(status_)));
-    const int code = WEXITSTATUS(status_);
-    if (code == 0) return finish(fanout::Outcome::ok, "exit 0", 0);
-    if (remote_rsync_missing_)
-      return finish(fanout::Outcome::failed, "rsync is not installed on the worker (rsync exit " +
-                                                 std::to_string(code) + ")", code);
-    const std::string detail = ssh_error_.empty() ? last_stderr_line() : ssh_error_;
-    // ssh could not connect, verify the host key or log in: rsync then exits 255,
-    // or 12 ("connection unexpectedly closed") depending on timing.
-    if (code == 255 || (code == 12 && !ssh_error_.empty()))
-      return finish(fanout::Outcome::unreachable, "ssh failed" + (detail.empty() ? "" : ": " + detail), code);
-    finish(fanout::Outcome::failed, "rsync exit " + std::to_string(code) + (detail.empty() ? "" : ": " + detail), code);
-  }
-
-  void kill_child() {
-    if (pid_ <= 0 || exited_) return;
-    ::kill(-pid_, SIGTERM);  // rsync removes its temporary file on SIGTERM
-    for (int i = 0; i < 200; ++i) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        status_ = status;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (!exited_) {
-      ::kill(-pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      exited_ = true;
-      status_ = status;
-    }
-    ::kill(-pid_, SIGKILL);  // anything left in its group (ssh)
-    child_.detach();
-  }
-
-  void close_fds() {
-    for (int& p : pipes_)
-      if (p >= 0) ::close(p), p = -1;
-    if (epoll_fd_ >= 0) ::close(epoll_fd_), epoll_fd_ = -1;
-  }
-
-  void finish(fanout::Outcome outcome, std::string reason, int exit_status = -1) {
-    if (finished_) return;
-    finished_ = true;
-    close_fds();
-    result_.outcome = outcome;
-    result_.reason = std::move(reason);
-    result_.exit_status = exit_status;
-    result_.reached = outcome != fanout::Outcome::unreachable;
-    result_.seconds = std::chrono::duration<double>(fanout::Clock::now() - start_).count();
-  }
-
-  std::size_t index_;
-  boost::filesystem::path exe_;
-  std::vector<std::string> args_;
-  fanout::Deadlines deadlines_;
-  output::LineOutput& out_;
-  output::Writer& writer_;
-  bp::child child_;
-  pid_t pid_ = -1;
-  std::array<int, 2> pipes_{-1, -1};
-  int epoll_fd_ = -1;
-  bool started_ = false, finished_ = false, paused_ = false, exited_ = false;
-  bool remote_rsync_missing_ = false;
-  int status_ = 0;
-  std::string stderr_tail_, ssh_error_;
-  fanout::Clock::time_point start_, exit_seen_;
-  fanout::WorkerResult result_;
-};
-
 }  // namespace
 
 int rsync_main(Options& o, int signal_fd) {
@@ -383,10 +132,10 @@ int rsync_main(Options& o, int signal_fd) {
   if (remote_args == 0)
     throw UsageError("tpush rsync: write the worker side as :PATH (e.g. tpush rsync -a ./src/ :job/src/)");
 
-  const boost::filesystem::path rsync = bp::search_path("rsync");
+  const std::filesystem::path rsync = util::find_program("rsync");
   if (rsync.empty())
     throw SetupError("rsync is not installed on this machine (apt-get install rsync): tpush rsync runs it once per worker");
-  const boost::filesystem::path ssh = bp::search_path("ssh");
+  const std::filesystem::path ssh = util::find_program("ssh");
   if (ssh.empty())
     throw SetupError("ssh is not installed on this machine (apt-get install openssh-client): rsync reaches the workers through it");
 
@@ -397,11 +146,13 @@ int rsync_main(Options& o, int signal_fd) {
   const std::string rsh = rsh_quote(ssh.string()) + " -F " + rsh_quote(config.file().string());
 
   auto run = ctx.run(ctx.everyone(), [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
-    std::vector<std::string> argv = {"-e", rsh};
+    util::ChildSpec command;
+    command.program = rsync;
+    command.args = {"-e", rsh};
     std::vector<std::string> rest = args;
     rewrite_remote_args(rest, SshConfig::alias(i));
-    argv.insert(argv.end(), rest.begin(), rest.end());
-    return std::make_unique<RsyncJob>(i, rsync, std::move(argv), ctx.deadlines(), ctx.lines(), ctx.writer());
+    command.args.insert(command.args.end(), rest.begin(), rest.end());
+    return std::make_unique<fanout::RsyncJob>(i, std::move(command), ctx.deadlines(), ctx.lines());
   });
   return ctx.finish(run);
 }

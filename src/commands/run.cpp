@@ -70,9 +70,8 @@ int run_on_workers(const Options& o, std::vector<inventory::Worker> workers, con
   auto make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
     const auto& w = ctx.workers()[i];
     return std::make_unique<fanout::CommandJob>(
-        i, ctx.endpoint(i), ctx.settings(),
-        remote_command_line(plan.command, w, i, count, plan.setup), channel,
-        ctx.deadlines(), ctx.lines(), ctx.writer());
+        i, ctx.endpoint(i), ctx.settings(), remote_command_line(plan.command, w, i, count, plan.setup),
+        channel, ctx.deadlines(), ctx.lines());
   };
   fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job, input ? &*input : nullptr);
   ctx.retry_moved(run, plan.refresh, make_job);

@@ -10,6 +10,7 @@
 #include "tpush/output/exit_codes.h"
 #include "tpush/output/summary.h"
 #include "tpush/util/error.h"
+#include "tpush/util/environment.h"
 #include "tpush/util/system.h"
 
 namespace tpush::commands {
@@ -18,8 +19,7 @@ namespace {
 bool use_color(const std::string& when) {
   if (when == "always") return true;
   if (when == "never") return false;
-  const char* no_color = std::getenv("NO_COLOR");
-  return isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) && !(no_color && *no_color);
+  return isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) && !util::env_value("NO_COLOR");
 }
 
 std::size_t choose_fanout(const Options& o, std::size_t workers) {
@@ -88,8 +88,8 @@ std::vector<std::size_t> RunContext::everyone() const {
 fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, const JobFactory& make_job,
                                    fanout::InputFeed* input) {
   fanout::Scheduler scheduler(
-      targets.size(), fanout_, [&](std::size_t k) { return make_job(targets[k]); }, signal_fd_,
-      &writer_, [this] { lines_.flush(); }, input);
+      targets.size(), fanout_, [&](std::size_t k) { return make_job(targets[k]); }, signal_fd_, &lines_,
+      after_events_, input);
   return scheduler.run();
 }
 

@@ -4,6 +4,7 @@
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/commands/targets.h"
+#include "tpush/fanout/copy_job.h"
 #include "tpush/output/progress.h"
 
 namespace tpush::commands {
@@ -17,9 +18,16 @@ int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, co
   Targets t = resolve_targets(o, signal_fd);
   RunContext ctx(o, std::move(t.workers), signal_fd);
   output::Progress progress(ctx.labels(), total_bytes, output::Progress::stderr_is_terminal());
+  ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
+    auto report = [&progress, i](std::uint64_t bytes, bool done) {
+      auto& w = progress.worker(i);
+      w.started = true;
+      w.bytes = bytes;
+      w.done = w.done || done;
+    };
     return std::make_unique<fanout::CopyJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(),
-                                             transfer_for(ctx, i), &progress, ctx.writer());
+                                             transfer_for(ctx, i), report);
   };
   auto run = ctx.run(ctx.everyone(), make_job);
   ctx.retry_moved(run, tpu_refresher(o, t, signal_fd), make_job);

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "tpush/util/environment.h"
+
 namespace tpush::commands {
 namespace {
 
@@ -15,8 +17,7 @@ using inventory::WorkerOrigin;
 std::string user_of(const Worker& w, const WorkerDefaults& d) {
   if (!w.target.user.empty()) return w.target.user;
   if (!d.user.empty()) return d.user;
-  const char* u = std::getenv("USER");
-  return u ? u : "";
+  return util::user_name();
 }
 
 uint16_t port_of(const Worker& w, const WorkerDefaults& d) {

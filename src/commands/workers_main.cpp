@@ -5,7 +5,7 @@
 #include "tpush/commands/subcommands.h"
 #include "tpush/commands/targets.h"
 #include "tpush/commands/workers.h"
-#include "tpush/util/system.h"
+#include "tpush/util/environment.h"
 
 namespace tpush::commands {
 

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <csignal>
 
-#include "tpush/output/writer.h"
 #include "tpush/util/error.h"
 
 namespace tpush::fanout {
@@ -19,15 +18,14 @@ namespace {
 constexpr std::uint64_t kSignalTag = ~std::uint64_t{0};
 constexpr std::uint64_t kWriterTag = kSignalTag - 1;
 constexpr std::uint64_t kInputTag = kSignalTag - 2;
-constexpr auto kSecondInterruptWindow = std::chrono::seconds(2);
 constexpr auto kTick = std::chrono::milliseconds(100);
 
-unsigned events_for(ssh::Wait w) {
+unsigned events_for(util::Wait w) {
   switch (w) {
-    case ssh::Wait::none: return 0;
-    case ssh::Wait::read: return EPOLLIN;
-    case ssh::Wait::write: return EPOLLOUT;
-    case ssh::Wait::read_write: return EPOLLIN | EPOLLOUT;
+    case util::Wait::none: return 0;
+    case util::Wait::read: return EPOLLIN;
+    case util::Wait::write: return EPOLLOUT;
+    case util::Wait::read_write: return EPOLLIN | EPOLLOUT;
   }
   return 0;
 }
@@ -35,13 +33,14 @@ unsigned events_for(ssh::Wait w) {
 }  // namespace
 
 Scheduler::Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory, int signal_fd,
-                     output::Writer* writer, std::function<void()> after_events, InputFeed* input)
+                     OutputSink* output, std::function<void()> after_events, InputFeed* input, Now now)
     : workers_(workers),
       fanout_(std::max<std::size_t>(1, fanout)),
       factory_(std::move(factory)),
       signal_fd_(signal_fd),
-      writer_(writer),
+      output_(output),
       after_events_(std::move(after_events)),
+      now_(std::move(now)),
       slots_(workers),
       input_(input) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -56,7 +55,7 @@ Scheduler::Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
   };
   watch(signal_fd_, kSignalTag);
-  if (writer_) watch(writer_->wake_fd(), kWriterTag);
+  if (output_) watch(output_->wake_fd(), kWriterTag);
 }
 
 Scheduler::~Scheduler() {
@@ -111,14 +110,18 @@ void Scheduler::settle(std::size_t i) {
   }
 }
 
-void Scheduler::interrupt_all() {
-  stopping_ = true;
-  outcome_.interrupted = true;
+void Scheduler::for_each_running(const std::function<void(Job&)>& call) {
   const auto running = active_;
   for (std::size_t i : running) {
-    slots_[i].job->interrupt();
+    if (!slots_[i].job) continue;
+    call(*slots_[i].job);
     settle(i);
   }
+}
+
+void Scheduler::stop_starting() {
+  stopping_ = true;
+  outcome_.interrupted = true;
   for (std::size_t i = next_; i < workers_; ++i) {
     outcome_.results[i].outcome = Outcome::not_started;
     outcome_.results[i].reason = "not started (interrupted)";
@@ -126,8 +129,13 @@ void Scheduler::interrupt_all() {
   next_ = workers_;
 }
 
+void Scheduler::interrupt_all() {
+  stop_starting();
+  for_each_running([](Job& job) { job.interrupt(); });
+}
+
 void Scheduler::on_signal(int signo, Clock::time_point now) {
-  const bool repeated = first_interrupt_ && now - *first_interrupt_ < kSecondInterruptWindow;
+  const bool repeated = first_interrupt_ && now - *first_interrupt_ < second_interrupt_window;
   if (signo == SIGINT && !repeated && !outcome_.output_closed) return first_interrupt(now);
   interrupt_all();
 }
@@ -135,30 +143,21 @@ void Scheduler::on_signal(int signo, Clock::time_point now) {
 // Stop starting workers, pass ^C on, and say who is still running.
 void Scheduler::first_interrupt(Clock::time_point now) {
   first_interrupt_ = now;
-  stopping_ = true;
-  outcome_.interrupted = true;
-  for (std::size_t i = next_; i < workers_; ++i) {
-    outcome_.results[i].outcome = Outcome::not_started;
-    outcome_.results[i].reason = "not started (interrupted)";
-  }
-  next_ = workers_;
-  const auto running = active_;
-  for (std::size_t i : running) {
-    slots_[i].job->forward_interrupt();
-    settle(i);
-  }
-  if (writer_ && !active_.empty())
-    writer_->write(2, "tpush: interrupt sent to " + std::to_string(active_.size()) +
-                          " running worker(s); Ctrl-C again within 2s to close them\n");
+  stop_starting();
+  for_each_running([](Job& job) { job.forward_interrupt(); });
+  if (output_ && !active_.empty())
+    output_->notice("tpush: interrupt sent to " + std::to_string(active_.size()) +
+                    " running worker(s); Ctrl-C again within " +
+                    std::to_string(second_interrupt_window.count()) + "s to close them\n");
 }
 
 void Scheduler::advance_all(Clock::time_point now) {
-  const auto running = active_;
-  for (std::size_t i : running) {
-    if (!slots_[i].job) continue;
-    slots_[i].job->advance(now);
-    settle(i);
-  }
+  for_each_running([now](Job& job) { job.advance(now); });
+}
+
+void Scheduler::after_events() {
+  if (output_) output_->flush();
+  if (after_events_) after_events_();
 }
 
 // Reads stdin while there is room, hands it to every job, and lets go of
@@ -202,7 +201,7 @@ void Scheduler::abort_all() {
 
 RunOutcome Scheduler::run() {
   std::vector<epoll_event> events(256);
-  auto now = Clock::now();
+  auto now = now_();
   auto next_tick = now + kTick;
   if (input_) {
     epoll_event ev{};
@@ -214,7 +213,7 @@ RunOutcome Scheduler::run() {
   start_more(now);
   while (!active_.empty() || (!stopping_ && next_ < workers_)) {
     const auto wait_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count();
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now_()).count();
     // Unpollable input (a file) is read whenever there is room: don't sleep then.
     const bool read_file = input_ && !input_->pollable() && input_wanted();
     // A full buffer drains as jobs send: look again each turn.
@@ -223,7 +222,7 @@ RunOutcome Scheduler::run() {
                              read_file ? 0 : static_cast<int>(std::max<long>(0, wait_ms)));
     if (n < 0 && errno != EINTR)
       throw SetupError(std::string("epoll_wait failed: ") + std::strerror(errno));
-    now = Clock::now();
+    now = now_();
     bool resume = false;
     for (int k = 0; k < n; ++k) {
       const std::uint64_t tag = events[k].data.u64;
@@ -238,8 +237,8 @@ RunOutcome Scheduler::run() {
       } else if (tag == kInputTag) {
         pump_input(now);
       } else if (tag == kWriterTag) {
-        writer_->clear_wake();
-        if (writer_->reader_gone()) {
+        output_->clear_wake();
+        if (output_->closed()) {
           if (!outcome_.output_closed) abort_all();
         } else {
           resume = true;
@@ -251,30 +250,21 @@ RunOutcome Scheduler::run() {
     }
     // Jobs that stopped reading while the output was congested; libssh2 may
     // hold their data already, so their sockets alone would not wake them.
-    if (resume && !writer_->reader_gone()) {
-      const auto running = active_;
-      for (std::size_t i : running) {
-        Job* job = slots_[i].job.get();
-        if (!job || !job->paused_for_output()) continue;
-        if (writer_->congested()) break;
-        job->advance(now);
-        settle(i);
-      }
+    if (resume && !output_->closed()) {
+      for_each_running([&](Job& job) {
+        if (job.paused_for_output() && output_->accepting()) job.advance(now);
+      });
     }
     if (now >= next_tick) {
-      const auto running = active_;
-      for (std::size_t i : running) {
-        slots_[i].job->tick(now);
-        settle(i);
-      }
+      for_each_running([now](Job& job) { job.tick(now); });
       next_tick = now + kTick;
     }
     if (read_file || input_full) pump_input(now);
-    if (after_events_) after_events_();
-    if (writer_ && writer_->reader_gone() && !outcome_.output_closed) abort_all();
+    after_events();
+    if (output_ && output_->closed() && !outcome_.output_closed) abort_all();
     start_more(now);
   }
-  if (after_events_) after_events_();
+  after_events();
   return std::move(outcome_);
 }
 

@@ -1,37 +1,14 @@
 #include "tpush/inventory/gcloud.h"
 
-#include <signal.h>
-#include <sys/types.h>
-#include <unistd.h>
-
-#include <fcntl.h>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
-#include <future>
-#include <string_view>
-#include <system_error>
-
+#include "tpush/util/child_process.h"
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 namespace tpush::inventory {
-namespace bp = boost::process;
-
 namespace {
 
 bool contains(const std::string& haystack, const char* needle) {
   return haystack.find(needle) != std::string::npos;
-}
-
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
 }
 
 std::string where(const GcloudSubject& s) {
@@ -43,7 +20,7 @@ std::string where(const GcloudSubject& s) {
 
 }  // namespace
 
-std::string GcloudResult::command_line() const { return "gcloud " + join(args, " "); }
+std::string GcloudResult::command_line() const { return "gcloud " + util::join(args, " "); }
 
 GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::seconds timeout,
                         int interrupt_fd) {
@@ -51,94 +28,28 @@ GcloudResult run_gcloud(const std::vector<std::string>& args, std::chrono::secon
   result.args = args;
   result.timeout = timeout;
 
-  boost::filesystem::path exe = bp::search_path("gcloud");
+  const auto exe = util::find_program("gcloud");
   if (exe.empty()) {
     throw SetupError(
         "gcloud not found on PATH: install the Google Cloud CLI "
         "(https://cloud.google.com/sdk/docs/install) or name the workers with -w instead of -t");
   }
-
-  // The child's environment: ours, plus CLOUDSDK_CORE_DISABLE_PROMPTS=1 (never wait for
-  // a y/N answer). Built here, before fork; the child only swaps the pointer.
-  // (Boost 1.74's bp::environment reads past string ends when searching.)
-  std::vector<std::string> env_strings;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (std::string_view(*e).rfind("CLOUDSDK_CORE_DISABLE_PROMPTS=", 0) != 0) env_strings.emplace_back(*e);
-  }
-  env_strings.emplace_back("CLOUDSDK_CORE_DISABLE_PROMPTS=1");
-  std::vector<char*> env_ptrs;
-  for (auto& e : env_strings) env_ptrs.push_back(e.data());
-  env_ptrs.push_back(nullptr);
-  char** child_env = env_ptrs.data();
-
-  boost::asio::io_context ios;
-  std::future<std::string> out_future, err_future;
-  bp::child child;
+  util::ChildSpec spec;
+  spec.program = exe;
+  spec.args = args;
+  spec.env = {"CLOUDSDK_CORE_DISABLE_PROMPTS=1"};  // never wait for a y/N answer
+  util::CapturedRun run;
   try {
-    child = bp::child(exe, bp::args(args), bp::std_in < bp::null, bp::std_out > out_future,
-                      bp::std_err > err_future, ios,
-                      bp::extend::on_exec_setup([child_env](auto& exec) {
-                        ::setpgid(0, 0);  // its own process group: a timeout kills all of it
-                        sigset_t none;    // tpush blocks SIGINT/SIGTERM/SIGHUP and ignores
-                        sigemptyset(&none);  // SIGPIPE; gcloud gets the defaults back
-                        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-                        ::signal(SIGPIPE, SIG_DFL);
-                        exec.env = child_env;
-                      }));
-  } catch (const std::system_error& e) {
-    throw SetupError("cannot run " + exe.string() + ": " + e.what() +
-                     " (check that gcloud is installed and executable)");
+    run = util::run_captured(spec, timeout, interrupt_fd);
+  } catch (const SetupError& e) {
+    throw SetupError(std::string(e.what()) + " (check that gcloud is installed and executable)");
   }
-  const pid_t pid = child.id();
-
-  // Ctrl-C while gcloud runs: the caller's interrupt fd becomes readable (it is
-  // only watched here, never read, so the caller still sees the signal).
-  bool interrupted = false;
-  std::optional<boost::asio::posix::stream_descriptor> interrupt;
-  if (interrupt_fd >= 0) {
-    int copy = ::fcntl(interrupt_fd, F_DUPFD_CLOEXEC, 0);
-    if (copy >= 0) {
-      interrupt.emplace(ios, copy);
-      interrupt->async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                            [&interrupted](const boost::system::error_code& ec) {
-                              if (!ec) interrupted = true;
-                            });
-    }
-  }
-
-  auto done = [&] {
-    return out_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
-           err_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  };
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done() && !interrupted && !ios.stopped()) {
-    auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      result.timed_out = true;
-      break;
-    }
-    ios.run_one_for(deadline - now);
-  }
-  if (result.timed_out || interrupted) {
-    // Still running (or its pipes are still open): stop the whole group.
-    ::kill(-pid, SIGKILL);
-    std::error_code ignored;
-    child.terminate(ignored);
-  }
-  if (interrupt) interrupt->cancel();
-  ios.restart();
-  ios.run_for(std::chrono::seconds(2));  // let the pipe readers see EOF
-  std::error_code ec;
-  child.wait(ec);
-  result.interrupted = interrupted;
-  if (!result.timed_out && !interrupted) result.exit_code = child.exit_code();
-  if (out_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    try { result.out = out_future.get(); } catch (const std::exception&) {}
-  }
-  if (err_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    try { result.err = err_future.get(); } catch (const std::exception&) {}
-  }
-  if (interrupted) throw GcloudInterrupted("interrupted while running " + result.command_line());
+  result.timed_out = run.timed_out;
+  result.interrupted = run.interrupted;
+  result.exit_code = run.exit_code.value_or(-1);
+  result.out = std::move(run.out);
+  result.err = std::move(run.err);
+  if (run.interrupted) throw GcloudInterrupted("interrupted while running " + result.command_line());
   return result;
 }
 
@@ -193,7 +104,7 @@ std::string gcloud_failure_message(const GcloudResult& r, const GcloudSubject& s
       std::string msg = thing + " not found";
       if (!s.project.empty()) msg += " in project " + s.project;
       if (!s.zones_tried.empty()) {
-        msg += " (zones tried: " + join(s.zones_tried, ", ");
+        msg += " (zones tried: " + util::join(s.zones_tried, ", ");
         if (!s.zone_origin.empty()) msg += ", from " + s.zone_origin;
         msg += ")";
       }

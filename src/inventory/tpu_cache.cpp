@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tpush/util/file.h"
+
 namespace tpush::inventory {
 namespace {
 
@@ -25,20 +27,6 @@ const char* kind_name(TpuCacheKind kind) {
   return kind == TpuCacheKind::tpu ? "tpu" : "queued-resource";
 }
 
-bool write_all(int fd, const std::string& data) {
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -127,7 +115,7 @@ void TpuCache::store(TpuCacheKind kind, const TpuNodeRef& ref, const TpuCacheEnt
   tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return fail(std::strerror(errno));
-  bool ok = write_all(fd, data) && ::fsync(fd) == 0;
+  bool ok = util::write_all(fd, data) && ::fsync(fd) == 0;
   int saved = errno;
   ok = (::close(fd) == 0) && ok;
   if (!ok) {

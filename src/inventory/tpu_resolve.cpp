@@ -17,7 +17,9 @@
 #include "tpush/inventory/tpu_host_keys.h"
 #include "tpush/inventory/tpu_queued_resource.h"
 #include "tpush/inventory/worker_selection.h"
+#include "tpush/util/environment.h"
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 namespace tpush::inventory {
 namespace {
@@ -26,17 +28,9 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kParallelGcloud = 8;  // gcloud calls in flight at once
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
+std::string env_or_empty(const char* name) { return util::env_value(name).value_or(""); }
 
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+std::string trim(std::string_view s) { return std::string(util::trim(s)); }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {
   std::vector<std::string> out;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 namespace tpush::inventory {
 namespace {
@@ -28,11 +29,7 @@ int parse_index(std::string_view part, const std::string& text) {
   return value;
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
+std::string trim(std::string_view s) { return std::string(util::trim(s)); }
 
 }  // namespace
 

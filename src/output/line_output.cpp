@@ -54,11 +54,16 @@ void LineOutput::data(std::size_t worker, Stream stream, std::string_view bytes)
   if (pending_[index_of(stream)].size() >= flush_threshold) flush();
 }
 
-void LineOutput::finish(std::size_t worker) {
+void LineOutput::end(std::size_t worker) {
   for (Stream s : {Stream::out, Stream::err}) {
     splitters_[index_of(s)][worker].finish(
         [&](std::string_view line, bool nl) { emit(worker, s, line, nl); });
   }
+}
+
+void LineOutput::notice(std::string line) {
+  flush();  // after the worker lines already formatted
+  writer_.write(2, std::move(line));
 }
 
 void LineOutput::flush() {

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "tpush/util/file.h"
+
 namespace tpush::output {
 
 Writer::Writer(int out_fd, int err_fd)
@@ -50,19 +52,6 @@ void Writer::drain_and_stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool Writer::write_all(int fd, const std::string& data) {
-  std::size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;  // EPIPE, EBADF, ENOSPC...: the output is gone
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 void Writer::run() {
   for (;;) {
     Chunk chunk;
@@ -73,7 +62,8 @@ void Writer::run() {
       chunk = std::move(queue_.front());
       queue_.pop_front();
     }
-    const bool ok = gone_.load() || write_all(chunk.fd, chunk.data);
+    // A failed write (EPIPE, EBADF, ENOSPC...) means the output is gone.
+    const bool ok = gone_.load() || util::write_all(chunk.fd, chunk.data);
     const std::size_t left = queued_.fetch_sub(chunk.data.size()) - chunk.data.size();
     if (!ok && !gone_.exchange(true)) wake();
     bool notify = false;

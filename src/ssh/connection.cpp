@@ -17,12 +17,11 @@
 #include "tpush/ssh/library.h"
 #include "tpush/ssh/name_lookup.h"
 #include "tpush/ssh/session_memory.h"
+#include "tpush/ssh/session_wait.h"
 #include "tpush/ssh/wire.h"
 
 namespace tpush::ssh {
 namespace {
-
-using fanout::Outcome;
 
 // libssh2's sign callback for keys tpush decoded itself. libssh2 frees the
 // signature with the session's allocator.
@@ -118,17 +117,16 @@ const char* Connection::phase_name() const {
 
 int Connection::fd() const { return lookup_ ? lookup_->fd() : fd_; }
 
-Wait Connection::wait() const {
-  if (phase_ == Phase::resolve) return lookup_ ? Wait::read : Wait::none;
-  if (phase_ == Phase::connect) return Wait::write;
-  if (!session_ || phase_ == Phase::failed) return Wait::none;
+util::Wait Connection::wait() const {
+  if (phase_ == Phase::resolve) return lookup_ ? util::Wait::read : util::Wait::none;
+  if (phase_ == Phase::connect) return util::Wait::write;
+  if (!session_ || phase_ == Phase::failed) return util::Wait::none;
   return wait_;
 }
 
-void Connection::fail(Outcome outcome, std::string reason) {
+void Connection::fail(std::string reason) {
   if (phase_ == Phase::failed) return;
   phase_ = Phase::failed;
-  failure_outcome_ = outcome;
   failure_reason_ = std::move(reason);
   abandon();
 }
@@ -183,7 +181,7 @@ void Connection::resolve() {
     }
   }
   if (rc != 0) {
-    fail(Outcome::unreachable, std::string("cannot resolve host (") + gai_strerror(rc) + ")");
+    fail(std::string("cannot resolve host (") + gai_strerror(rc) + ")");
     return;
   }
   next_address_ = addresses_;
@@ -226,7 +224,7 @@ void Connection::start_connect() {
     connect_error_ = connect_error_text(errno);
     close_socket();
   }
-  fail(Outcome::unreachable, connect_error_.empty() ? "connect failed" : connect_error_);
+  fail(connect_error_.empty() ? "connect failed" : connect_error_);
 }
 
 void Connection::finish_connect() {
@@ -249,7 +247,7 @@ void Connection::start_session() {
   session_ = libssh2_session_init_ex(&session_memory::allocate, &session_memory::release,
                                      &session_memory::reallocate, this);
   if (!session_) {
-    fail(Outcome::unreachable, "cannot create an SSH session (out of memory?)");
+    fail("cannot create an SSH session (out of memory?)");
     return;
   }
   libssh2_session_set_blocking(session_, 0);
@@ -272,14 +270,12 @@ void Connection::start_session() {
 void Connection::do_handshake() {
   const int rc = libssh2_session_handshake(session_, fd_);
   if (rc == LIBSSH2_ERROR_EAGAIN) {
-    wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-                ? Wait::write
-                : Wait::read;
+    wait_ = blocked_direction(session_);
     return;
   }
   if (rc != 0) {
     const bool closed = rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV;
-    fail(Outcome::unreachable, "protocol error (SSH handshake: " + last_error() +
+    fail("protocol error (SSH handshake: " + last_error() +
                                    (closed ? "; the server closed the connection)" : ")"));
     return;
   }
@@ -291,7 +287,7 @@ void Connection::check_host_key() {
   int type = 0;
   const char* blob = libssh2_session_hostkey(session_, &len, &type);
   if (!blob) {
-    fail(Outcome::unreachable, "protocol error (the server sent no host key)");
+    fail("protocol error (the server sent no host key)");
     return;
   }
   const HostKey key{wire::blob_type({blob, len}), std::string(blob, len)};
@@ -300,7 +296,7 @@ void Connection::check_host_key() {
   auto verdict = settings_.host_keys->verify(id, key);
   warning_ = std::move(verdict.warning);
   if (!verdict.accepted) {
-    fail(Outcome::unreachable, verdict.reason);
+    fail(verdict.reason);
     return;
   }
   phase_ = Phase::auth;
@@ -316,7 +312,7 @@ void Connection::do_auth() {
   std::string why;
   if (!last_auth_error_.empty() && last_auth_error_.find("Unable to") != std::string::npos)
     why = "; " + last_auth_error_;
-  fail(Outcome::unreachable, "auth failed for user '" + endpoint_.user + "' (tried: " + tried + why + ")");
+  fail("auth failed for user '" + endpoint_.user + "' (tried: " + tried + why + ")");
 }
 
 // Returns true when the phase is settled for now (waiting, authenticated or
@@ -343,9 +339,7 @@ bool Connection::try_agent() {
     }
     const int rc = libssh2_agent_userauth(agent_, endpoint_.user.c_str(), identity_);
     if (rc == LIBSSH2_ERROR_EAGAIN) {
-      wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-                  ? Wait::write
-                  : Wait::read;
+      wait_ = blocked_direction(session_);
       return true;
     }
     identity_pending_ = false;
@@ -379,9 +373,7 @@ bool Connection::try_keys() {
           key.private_key.size(), key.passphrase.empty() ? nullptr : key.passphrase.c_str());
     }
     if (rc == LIBSSH2_ERROR_EAGAIN) {
-      wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-                  ? Wait::write
-                  : Wait::read;
+      wait_ = blocked_direction(session_);
       return true;
     }
     ++key_index_;
@@ -404,7 +396,7 @@ void Connection::auth_succeeded() {
   }
   libssh2_keepalive_config(session_, 1, static_cast<unsigned>(settings_.alive_interval.count()));
   phase_ = Phase::ready;
-  wait_ = Wait::none;
+  wait_ = util::Wait::none;
 }
 
 void Connection::tick(Clock::time_point now) {
@@ -415,7 +407,7 @@ void Connection::tick(Clock::time_point now) {
     session_memory::drop_zero_pages(session_);
   }
   // A packet half-written must be finished before another may be sent.
-  if (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND) return;
+  if (sending(session_)) return;
   int next = 0;
   libssh2_keepalive_send(session_, &next);
 }

@@ -9,23 +9,14 @@
 #include <spdlog/spdlog.h>
 
 #include "tpush/ssh/wire.h"
+#include "tpush/util/environment.h"
 #include "tpush/util/error.h"
+#include "tpush/util/file.h"
 #include "tpush/util/terminal.h"
 
 namespace tpush::ssh {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr const char* kDefaultKeys[] = {"id_ed25519", "id_ecdsa", "id_rsa", "google_compute_engine"};
-
-bool read_file(const fs::path& p, std::string& out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
 
 std::string shorten_home(const fs::path& p, const fs::path& home) {
   const std::string s = p.string(), h = home.string();
@@ -34,6 +25,16 @@ std::string shorten_home(const fs::path& p, const fs::path& home) {
 }
 
 }  // namespace
+
+std::vector<fs::path> default_identity_files(const fs::path& home) {
+  std::vector<fs::path> out;
+  for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa", "google_compute_engine"}) {
+    const fs::path p = home / ".ssh" / name;
+    std::error_code ec;
+    if (fs::exists(p, ec)) out.push_back(p);
+  }
+  return out;
+}
 
 bool is_encrypted_private_key(const std::string& text) {
   if (text.find("ENCRYPTED") != std::string::npos) return true;  // PEM / PKCS#8
@@ -45,28 +46,25 @@ bool is_encrypted_private_key(const std::string& text) {
 
 Credentials Credentials::gather(const std::vector<fs::path>& identity_files, const fs::path& home) {
   Credentials c;
-  const char* sock = std::getenv("SSH_AUTH_SOCK");
-  c.use_agent = sock && *sock;
+  c.use_agent = util::env_value("SSH_AUTH_SOCK").has_value();
 
   auto add = [&](const fs::path& p, bool explicit_file) {
     for (const auto& k : c.keys)
       if (k.path == p) return;
     KeyFile key{p, {}, {}, false, std::nullopt};
-    if (!read_file(p, key.private_key)) {
+    auto text = util::read_file(p);
+    if (!text) {
       if (explicit_file)
         throw UsageError("cannot read identity file '" + p.string() + "': " + std::strerror(errno) +
                          " (check the path given to -i)");
       return;
     }
+    key.private_key = std::move(*text);
     key.encrypted = is_encrypted_private_key(key.private_key);
     c.keys.push_back(std::move(key));
   };
   for (const auto& p : identity_files) add(p, true);
-  for (const char* name : kDefaultKeys) {
-    const fs::path p = home / ".ssh" / name;
-    std::error_code ec;
-    if (fs::exists(p, ec)) add(p, false);
-  }
+  for (const auto& p : default_identity_files(home)) add(p, false);
 
   // One prompt per encrypted key, before any connection; never per worker.
   if (!c.use_agent) {

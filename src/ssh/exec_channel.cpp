@@ -3,6 +3,7 @@
 #include <libssh2.h>
 
 #include "tpush/ssh/hangup.h"
+#include "tpush/ssh/session_wait.h"
 
 #include <array>
 #include <cstdlib>
@@ -19,8 +20,7 @@ ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings
 
 bool ExecChannel::would_block(int rc) {
   if (rc != LIBSSH2_ERROR_EAGAIN) return false;
-  wait_ = (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND) ? Wait::write
-                                                                                        : Wait::read;
+  wait_ = blocked_direction(session_);
   return true;
 }
 
@@ -36,7 +36,7 @@ void ExecChannel::fail(const std::string& what, int rc) {
     error_ = what + (msg && *msg ? std::string(": ") + msg : std::string());
   }
   phase_ = Phase::failed;
-  wait_ = Wait::none;
+  wait_ = util::Wait::none;
 }
 
 void ExecChannel::interrupt_remote() {
@@ -116,7 +116,7 @@ void ExecChannel::advance(const Sink& sink) {
         libssh2_channel_free(channel_);
         channel_ = nullptr;
         phase_ = Phase::done;
-        wait_ = Wait::none;
+        wait_ = util::Wait::none;
         return;
       }
       case Phase::done:
@@ -182,7 +182,7 @@ void ExecChannel::stream(const Sink& sink) {
       for (;;) {
         if (!sink.can_accept()) {
           paused_ = true;
-          wait_ = Wait::none;
+          wait_ = util::Wait::none;
           return;
         }
         const ssize_t n = libssh2_channel_read_ex(channel_, stream_id, buf.data(), buf.size());
@@ -205,7 +205,7 @@ void ExecChannel::stream(const Sink& sink) {
     phase_ = Phase::close;
     return;
   }
-  wait_ = write_blocked_ ? Wait::read_write : Wait::read;
+  wait_ = write_blocked_ ? util::Wait::read_write : util::Wait::read;
 }
 
 }  // namespace tpush::ssh

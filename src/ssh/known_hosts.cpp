@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "tpush/util/base64.h"
+#include "tpush/util/file.h"
 
 namespace tpush::ssh {
 
@@ -217,17 +218,6 @@ std::string make_parent_dirs(const std::filesystem::path& dir) {
   return {};
 }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -486,7 +476,7 @@ std::string append_known_host(const std::filesystem::path& file, std::string_vie
       if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
           last != '\n')
         prefix = "\n";
-      if (!write_all(fd, prefix + line))
+      if (!util::write_all(fd, prefix + line))
         error = "cannot write " + file.string() + ": " + errno_text(errno);
     }
     if (::close(fd) != 0 && error.empty())

@@ -3,9 +3,9 @@
 #include <libssh2.h>
 
 #include <set>
-#include <sstream>
 
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 namespace {
@@ -24,19 +24,6 @@ constexpr const char* kHostKeys =
     "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,"
     "rsa-sha2-256";
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-  return out;
-}
-
 // Keeps the entries of `wanted` that libssh2 supports for method type `type`.
 std::string supported(LIBSSH2_SESSION* session, int type, const char* wanted) {
   const char** algs = nullptr;
@@ -45,9 +32,9 @@ std::string supported(LIBSSH2_SESSION* session, int type, const char* wanted) {
   std::set<std::string> have(algs, algs + n);
   libssh2_free(session, algs);
   std::vector<std::string> out;
-  for (const auto& w : split(wanted))
+  for (const auto& w : util::split(wanted, ','))
     if (have.count(w)) out.push_back(w);
-  return join(out);
+  return util::join(out, ",");
 }
 
 }  // namespace
@@ -88,8 +75,8 @@ std::string host_key_prefs(const std::vector<std::string>& known_types) {
       add(t);
     }
   }
-  for (const auto& m : split(kHostKeys)) add(m);
-  return join(out);
+  for (const auto& m : util::split(kHostKeys, ',')) add(m);
+  return util::join(out, ",");
 }
 
 }  // namespace tpush::ssh

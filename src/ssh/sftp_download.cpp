@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <libssh2.h>
-
-#include "tpush/ssh/hangup.h"
 #include <libssh2_sftp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+
+#include "tpush/ssh/hangup.h"
 
 namespace tpush::ssh {
 namespace {
@@ -22,7 +22,6 @@ std::string base_name(std::string remote) {
   const auto slash = remote.rfind('/');
   return slash == std::string::npos ? remote : remote.substr(slash + 1);
 }
-
 
 }  // namespace
 
@@ -63,14 +62,7 @@ void SftpDownload::remove_temp() {
 }
 
 void SftpDownload::advance() {
-  while (phase_ == Phase::running) {
-    const Step before = step_;
-    const std::size_t queued = queue_.size();
-    const std::uint64_t bytes = bytes_done_, moves = moves_;
-    step();
-    if (phase_ != Phase::running) return;
-    if (step_ == before && queue_.size() == queued && bytes == bytes_done_ && moves == moves_)
-      return;  // waiting
+  while (phase_ == Phase::running && step()) {
   }
 }
 
@@ -83,30 +75,31 @@ bool SftpDownload::local_fail(const std::string& what, int err) {
     return true;
   }
   phase_ = Phase::failed;
-  wait_ = Wait::none;
+  wait_ = util::Wait::none;
   return true;
 }
 
-void SftpDownload::fail_item(const std::string& path, const std::string& what, int rc) {
+bool SftpDownload::fail_item(const std::string& path, const std::string& what, int rc) {
   remove_temp();
   fail(path, what, rc);
-  if (hung_up_ || !handle_) return;
+  if (hung_up_ || !handle_) return true;
   pending_error_ = error_;
   phase_ = Phase::running;
   step_ = Step::cleanup_close;
+  return true;
 }
 
-void SftpDownload::step() {
+bool SftpDownload::step() {
   switch (step_) {
     case Step::init:
-      if (!init()) return;
+      if (!init()) return false;
       step_ = Step::next;
-      return;
+      return true;
 
     case Step::next:
       if (queue_.empty()) {
         step_ = Step::shutdown;
-        return;
+        return true;
       }
       current_ = std::move(queue_.back());
       queue_.pop_back();
@@ -118,16 +111,16 @@ void SftpDownload::step() {
         std::filesystem::create_directories(current_.local, ec);
         if (ec) {
           local_fail("mkdir " + current_.local.string(), ec.value());
-          return;
+          return true;
         }
       }
-      return;
+      return true;
 
     case Step::stat: {
       LIBSSH2_SFTP_ATTRIBUTES attrs{};
       const int rc = libssh2_sftp_stat_ex(sftp_, current_.remote.c_str(), len(current_.remote),
                                           LIBSSH2_SFTP_STAT, &attrs);
-      if (would_block(rc)) return;
+      if (would_block(rc)) return false;
       if (rc != 0) return fail_item(current_.remote, "cannot read", rc);
       current_.mode = attrs.permissions & 07777;
       current_.mtime = static_cast<std::time_t>(attrs.mtime);
@@ -135,18 +128,18 @@ void SftpDownload::step() {
       if (LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
         if (current_.kind == Kind::link) {  // a symlink to a directory inside a tree: not followed
           step_ = Step::next;
-          return;
+          return true;
         }
         if (!recursive_) return fail_item(current_.remote, "is a directory (use -r)", 0);
         current_.kind = Kind::dir;
         queue_.push_back(current_);
         step_ = Step::next;
-        return;
+        return true;
       }
       if (!LIBSSH2_SFTP_S_ISREG(attrs.permissions)) return fail_item(current_.remote, "not a regular file", 0);
       current_.kind = Kind::file;
       step_ = Step::open;
-      return;
+      return true;
     }
 
     case Step::opendir:
@@ -154,27 +147,24 @@ void SftpDownload::step() {
                                      LIBSSH2_SFTP_OPENDIR);
       if (!handle_) {
         const int rc = last_errno();
-        if (would_block(rc)) return;
+        if (would_block(rc)) return false;
         return fail_item(current_.remote, "cannot list", rc);
       }
       step_ = Step::readdir;
-      return;
+      return true;
 
     case Step::readdir: {
       char name[1024];
       LIBSSH2_SFTP_ATTRIBUTES attrs{};
       const int rc = libssh2_sftp_readdir_ex(handle_, name, sizeof name, nullptr, 0, &attrs);
-      if (would_block(rc)) return;
+      if (would_block(rc)) return false;
       if (rc < 0) return fail_item(current_.remote, "cannot list", rc);
       if (rc == 0) {
         step_ = Step::closedir;
-        return;
+        return true;
       }
       const std::string entry(name, static_cast<std::size_t>(rc));
-      if (entry == "." || entry == "..") {
-        ++moves_;
-        return;
-      }
+      if (entry == "." || entry == "..") return true;
       Work w;
       w.remote = current_.remote + (current_.remote.back() == '/' ? "" : "/") + entry;
       w.local = current_.local / entry;
@@ -186,14 +176,13 @@ void SftpDownload::step() {
                : LIBSSH2_SFTP_S_ISLNK(attrs.permissions) ? Kind::link
                                                           : Kind::unknown;
       if (w.kind != Kind::unknown) queue_.push_back(std::move(w));  // sockets, fifos: skipped
-      ++moves_;
-      return;
+      return true;
     }
 
     case Step::closedir: {
-      if (!close_handle()) return;
+      if (!close_handle()) return false;
       step_ = Step::next;
-      return;
+      return true;
     }
 
     case Step::open: {
@@ -201,37 +190,37 @@ void SftpDownload::step() {
                                      LIBSSH2_SFTP_OPENFILE);
       if (!handle_) {
         const int rc = last_errno();
-        if (would_block(rc)) return;
+        if (would_block(rc)) return false;
         return fail_item(current_.remote, "cannot read", rc);
       }
       std::error_code ec;
       std::filesystem::create_directories(current_.local.parent_path(), ec);
       if (ec) {
         local_fail("mkdir " + current_.local.parent_path().string(), ec.value());
-        return;
+        return true;
       }
-      temp_ = SftpUpload::temp_name(current_.local.string());
+      temp_ = temp_name(current_.local.string());
       local_fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       if (local_fd_ < 0) {
         const int err = errno;
         temp_.clear();
         local_fail("create " + current_.local.string() + ".tpush-tmp-*", err);
-        return;
+        return true;
       }
       step_ = Step::read;
-      return;
+      return true;
     }
 
     case Step::read: {
       const ssize_t n = libssh2_sftp_read(handle_, buf_.data(), buf_.size());
       if (n == LIBSSH2_ERROR_EAGAIN) {
-        would_block(LIBSSH2_ERROR_EAGAIN);
-        return;
+        would_block(LIBSSH2_ERROR_EAGAIN);  // records the direction
+        return false;
       }
       if (n < 0) return fail_item(current_.remote, "read failed", static_cast<int>(n));
       if (n == 0) {
         step_ = Step::close;
-        return;
+        return true;
       }
       std::size_t off = 0;
       while (off < static_cast<std::size_t>(n)) {
@@ -239,35 +228,36 @@ void SftpDownload::step() {
         if (w < 0 && errno == EINTR) continue;
         if (w < 0) {
           local_fail("write " + current_.local.string(), errno);
-          return;
+          return true;
         }
         off += static_cast<std::size_t>(w);
       }
       bytes_done_ += static_cast<std::uint64_t>(n);
-      return;
+      return true;
     }
 
     case Step::close: {
-      if (!close_handle()) return;
+      if (!close_handle()) return false;
       finish_file();
       if (phase_ == Phase::running) step_ = Step::next;
-      return;
+      return true;
     }
 
     case Step::cleanup_close: {
-      if (!close_handle()) return;
+      if (!close_handle()) return false;
       error_ = pending_error_;
       phase_ = Phase::failed;
-      wait_ = Wait::none;
-      return;
+      wait_ = util::Wait::none;
+      return true;
     }
 
     case Step::shutdown:
-      if (!shutdown()) return;
+      if (!shutdown()) return false;
       phase_ = Phase::done;
-      wait_ = Wait::none;
-      return;
+      wait_ = util::Wait::none;
+      return true;
   }
+  return false;  // not reached: every step is handled above
 }
 
 void SftpDownload::finish_file() {

@@ -1,24 +1,10 @@
 #include "tpush/util/system.h"
 
-#include <pwd.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
-#include <cstdlib>
+#include <algorithm>
 
 namespace tpush::util {
-
-std::filesystem::path home_dir() {
-  if (const char* h = std::getenv("HOME"); h && *h) return h;
-  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
-  return "/";
-}
-
-std::string user_name() {
-  if (const char* u = std::getenv("USER"); u && *u) return u;
-  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_name) return pw->pw_name;
-  return "root";
-}
 
 std::size_t raise_open_file_limit(std::size_t wanted) {
   rlimit lim{};

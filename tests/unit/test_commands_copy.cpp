@@ -75,7 +75,7 @@ TEST_CASE("rsync: the remote side :PATH becomes HOST:PATH") {
 }
 
 TEST_CASE("upload temporary names sit beside the target") {
-  const std::string t = tpush::ssh::SftpUpload::temp_name("/a/b c/f.txt");
+  const std::string t = tpush::ssh::SftpTransfer::temp_name("/a/b c/f.txt");
   CHECK(t.rfind("/a/b c/f.txt.tpush-tmp-", 0) == 0);
   CHECK(t.size() == std::string("/a/b c/f.txt.tpush-tmp-").size() + 12);
   CHECK(tpush::ssh::remote_parent("/a/b/c") == "/a/b");

@@ -18,6 +18,7 @@
 
 #include "tpush/fanout/job.h"
 #include "tpush/fanout/scheduler.h"
+#include "tpush/output/line_output.h"
 #include "tpush/output/writer.h"
 
 namespace {
@@ -28,14 +29,14 @@ using tpush::fanout::Outcome;
 using tpush::fanout::RunOutcome;
 using tpush::fanout::Scheduler;
 using tpush::fanout::WorkerResult;
-using tpush::ssh::Wait;
+using tpush::util::Wait;
 
 // What the fake jobs saw, shared across all of them.
 struct Probe {
-  explicit Probe(std::size_t n) : advances(n), ticks(n), interrupts(n), created(n) {}
+  explicit Probe(std::size_t n) : advances(n), ticks(n), interrupts(n), forwards(n), created(n) {}
   int running = 0;
   int max_running = 0;
-  std::vector<int> advances, ticks, interrupts, created;
+  std::vector<int> advances, ticks, interrupts, forwards, created;
 };
 
 struct Behaviour {
@@ -90,6 +91,7 @@ class FakeJob : public Job {
     interrupted_ = true;
     if (b_.finish_on_interrupt) finish(Outcome::interrupted, "interrupted");
   }
+  void forward_interrupt() override { ++probe_.forwards[index_]; }
   bool finished() const override { return done_; }
   int fd() const override { return fd_; }
   Wait wait() const override { return fd_ >= 0 ? Wait::read : Wait::none; }
@@ -130,17 +132,17 @@ void check_all_ok(const RunOutcome& run) {
   }
 }
 
-// Blocks SIGUSR1 in this thread and opens a signalfd for it; undoes both.
-class Sigusr1Fd {
+// Blocks a signal in this thread and opens a signalfd for it; undoes both.
+class SignalFd {
  public:
-  Sigusr1Fd() {
+  explicit SignalFd(int signo) {
     sigemptyset(&set_);
-    sigaddset(&set_, SIGUSR1);
+    sigaddset(&set_, signo);
     REQUIRE(pthread_sigmask(SIG_BLOCK, &set_, &old_) == 0);
     fd_ = signalfd(-1, &set_, SFD_NONBLOCK | SFD_CLOEXEC);
     REQUIRE(fd_ >= 0);
   }
-  ~Sigusr1Fd() {
+  ~SignalFd() {
     signalfd_siginfo info;
     while (read(fd_, &info, sizeof info) == sizeof info) {
     }
@@ -280,7 +282,7 @@ TEST_CASE("scheduler: jobs that wait on nothing are ticked") {
 
 TEST_CASE("scheduler: a signal on the signal fd interrupts the run") {
   constexpr std::size_t n = 6;
-  Sigusr1Fd sig;
+  SignalFd sig(SIGUSR1);
   Probe probe(n);
   // Job 0 is done at once; jobs 1 and 2 run (fanout 2) until job 1's first
   // tick raises SIGUSR1. Job 2 takes one more tick to wind down.
@@ -311,6 +313,45 @@ TEST_CASE("scheduler: a signal on the signal fd interrupts the run") {
   }
   CHECK(probe.running == 0);
   CHECK(probe.max_running <= 2);
+}
+
+TEST_CASE("scheduler: a second Ctrl-C closes everything only within the window") {
+  using namespace std::chrono_literals;
+  for (const bool within : {true, false}) {
+    CAPTURE(within);
+    SignalFd sig(SIGINT);
+    Probe probe(2);
+    // The scheduler's clock: real time plus what the test skips ahead.
+    Clock::duration skipped{0};
+    auto now = [&skipped] { return Clock::now() + skipped; };
+    auto behaviour = [&](std::size_t i) {
+      Behaviour b;
+      b.finish_after_ticks = 8;
+      if (i == 0) b.on_tick = [&](std::size_t, int tick) {
+        if (tick == 1) raise(SIGINT);
+        if (tick == 3) {
+          if (!within) skipped += Scheduler::second_interrupt_window + 1s;
+          raise(SIGINT);
+        }
+      };
+      return b;
+    };
+    Scheduler s(2, 2, factory_for(probe, behaviour), sig.fd(), nullptr, {}, nullptr, now);
+    const RunOutcome run = s.run();
+    CHECK(run.interrupted);
+    for (std::size_t i = 0; i < 2; ++i) {
+      CAPTURE(i);
+      if (within) {  // the first was passed on, the second closed the job
+        CHECK(probe.forwards[i] == 1);
+        CHECK(probe.interrupts[i] == 1);
+        CHECK(run.results[i].outcome == Outcome::interrupted);
+      } else {  // too late to count as the second: passed on again, the jobs end on their own
+        CHECK(probe.forwards[i] == 2);
+        CHECK(probe.interrupts[i] == 0);
+        CHECK(run.results[i].outcome == Outcome::ok);
+      }
+    }
+  }
 }
 
 TEST_CASE("scheduler: any readable signal fd interrupts (eventfd stand-in)") {
@@ -344,6 +385,7 @@ TEST_CASE("scheduler: a vanished output reader stops the run") {
   close(p[0]);
   tpush::output::Writer writer(p[1], p[1]);
   constexpr std::size_t n = 5;
+  tpush::output::LineOutput sink(writer, std::vector<std::string>(n, "w"), {});
   Probe probe(n);
   auto behaviour = [&writer](std::size_t i) {
     Behaviour b;
@@ -351,7 +393,7 @@ TEST_CASE("scheduler: a vanished output reader stops the run") {
     if (i == 0) b.on_advance = [&writer](std::size_t, int) { writer.write(1, "line\n"); };
     return b;
   };
-  Scheduler s(n, 2, factory_for(probe, behaviour), -1, &writer, {});
+  Scheduler s(n, 2, factory_for(probe, behaviour), -1, &sink, {});
   const RunOutcome run = s.run();
   writer.drain_and_stop();
   close(p[1]);

@@ -159,7 +159,7 @@ TEST_CASE("line output: prefixed output equals the input split into lines (prope
         rest.remove_prefix(n);
         if (n % 3 == 0) lines.flush();
       }
-      lines.finish(0);
+      lines.end(0);
       lines.flush();
       writer.drain_and_stop();
     }
@@ -196,8 +196,8 @@ TEST_CASE("line output: remote stdout and stderr go to different fds") {
   lines.data(0, Stream::out, "a2\n");
   lines.data(1, Stream::out, "out-b1\n");
   lines.data(1, Stream::err, "1\n");
-  lines.finish(0);
-  lines.finish(1);
+  lines.end(0);
+  lines.end(1);
   lines.flush();
   writer.drain_and_stop();
   CHECK(out.contents() == "a: out-a1\na: out-a2\nb: out-b1\n");
@@ -213,7 +213,7 @@ TEST_CASE("line output: a final line without newline") {
       lines.data(0, Stream::out, "first\nlast");
       lines.data(0, Stream::err, "err-last");
       lines.flush();
-      lines.finish(0);
+      lines.end(0);
       lines.flush();
       writer.drain_and_stop();
     }
@@ -229,8 +229,8 @@ TEST_CASE("line output: a final line without newline") {
       lines.data(0, Stream::out, "first\nla");
       lines.data(0, Stream::out, "st");
       lines.data(1, Stream::err, "e\n\nx");
-      lines.finish(0);
-      lines.finish(1);
+      lines.end(0);
+      lines.end(1);
       lines.flush();
       writer.drain_and_stop();
     }
@@ -242,7 +242,7 @@ TEST_CASE("line output: a final line without newline") {
       Writer writer(out.fd(), err.fd());
       LineOutput lines(writer, {"w0"}, {});
       lines.data(0, Stream::out, "only\n");
-      lines.finish(0);
+      lines.end(0);
       lines.flush();
       writer.drain_and_stop();
     }
@@ -260,7 +260,7 @@ TEST_CASE("line output: non-UTF-8 and NUL bytes pass through untouched") {
       Writer writer(out.fd(), err.fd());
       LineOutput lines(writer, {"w"}, {});
       lines.data(0, Stream::out, bytes + "\n" + bytes);
-      lines.finish(0);
+      lines.end(0);
       lines.flush();
       writer.drain_and_stop();
     }
@@ -273,7 +273,7 @@ TEST_CASE("line output: non-UTF-8 and NUL bytes pass through untouched") {
       opts.prefix = false;
       LineOutput lines(writer, {"w"}, opts);
       for (char c : bytes) lines.data(0, Stream::err, std::string_view(&c, 1));
-      lines.finish(0);
+      lines.end(0);
       lines.flush();
       writer.drain_and_stop();
     }
@@ -374,8 +374,8 @@ TEST_CASE("line output: interleaved partial lines of two workers never tear") {
       r.remove_prefix(n);
       if (++turn % 7 == 0) lines.flush();
     }
-    lines.finish(0);
-    lines.finish(1);
+    lines.end(0);
+    lines.end(1);
     lines.flush();
     writer.drain_and_stop();
   }

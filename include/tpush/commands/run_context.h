@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tpush/commands/options.h"
-#include "tpush/fanout/command_job.h"
+#include "tpush/fanout/deadlines.h"
 #include "tpush/fanout/scheduler.h"
 #include "tpush/inventory/worker.h"
 #include "tpush/output/line_output.h"
@@ -37,7 +37,10 @@ class RunContext {
   const ssh::ConnectionSettings& settings() const { return settings_; }
   const fanout::Deadlines& deadlines() const { return deadlines_; }
   output::Writer& writer() { return writer_; }
+  // Where the workers' output goes (prefixed lines).
   output::LineOutput& lines() { return lines_; }
+  // Runs after every batch of events, after the output is flushed (a progress line).
+  void on_events(std::function<void()> fn) { after_events_ = std::move(fn); }
 
   // Runs make_job(i) for every i in `targets` under the fan-out cap. The
   // outcome's results are indexed like `targets`.
@@ -73,6 +76,7 @@ class RunContext {
   std::size_t fanout_;
   output::Writer writer_;
   output::LineOutput lines_;
+  std::function<void()> after_events_;
 };
 
 }  // namespace tpush::commands

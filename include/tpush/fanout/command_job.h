@@ -1,65 +1,40 @@
-// Runs one command on one worker: connection, channel, output, deadlines.
+// Runs one command on one worker: an exec channel on the job's session, its
+// output into the sink, its exit status as the result.
 #pragma once
 
-#include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
 
-#include "tpush/fanout/job.h"
-#include "tpush/ssh/connection.h"
+#include "tpush/fanout/output_sink.h"
+#include "tpush/fanout/session_job.h"
 #include "tpush/ssh/exec_channel.h"
-
-namespace tpush::output {
-class LineOutput;
-class Writer;
-}  // namespace tpush::output
 
 namespace tpush::fanout {
 
-struct Deadlines {
-  std::chrono::seconds connect{10};               // connect + handshake + auth
-  std::optional<std::chrono::seconds> command;    // from exec to exit; none = no limit
-  std::chrono::seconds alive_interval{5};         // keepalive period
-  int alive_count = 3;                            // silent periods before "lost"
-};
-
-class CommandJob final : public Job {
+class CommandJob final : public SessionJob {
  public:
   CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
              std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
-             output::LineOutput& out, output::Writer& writer);
+             OutputSink& out);
 
-  void advance(Clock::time_point now) override;
-  void tick(Clock::time_point now) override;
-  void interrupt() override;
+  // First Ctrl-C: ^C through the pty, or a signal request.
   void forward_interrupt() override;
   std::optional<std::uint64_t> input_offset() const override;
-  bool finished() const override { return finished_; }
-  int fd() const override { return connection_.fd(); }
-  ssh::Wait wait() const override;
-  bool paused_for_output() const override;
-  bool connecting() const override { return !finished_ && !channel_; }
-  WorkerResult result() const override { return result_; }
 
  private:
-  void finish(Outcome outcome, std::string reason, int exit_status = -1);
+  void start_work(LIBSSH2_SESSION* session) override;
+  void advance_work() override;
+  util::Wait work_wait() const override;
+  bool work_paused() const override { return channel_ && channel_->paused(); }
+  void before_timeout() override;
+  void release_work() override;
   void finish_from_channel();
 
-  std::size_t index_;
-  ssh::Connection connection_;
   std::unique_ptr<ssh::ExecChannel> channel_;
   std::string command_;
   ssh::ExecChannel::Settings channel_settings_;
-  Deadlines deadlines_;
-  output::LineOutput& out_;
-  output::Writer& writer_;
+  OutputSink& out_;
   ssh::ExecChannel::Sink sink_;
-
-  bool started_ = false;
-  bool finished_ = false;
-  Clock::time_point start_, exec_start_, alive_reference_;
-  WorkerResult result_;
 };
 
 }  // namespace tpush::fanout

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "tpush/fanout/result.h"
-#include "tpush/ssh/wait.h"
+#include "tpush/util/wait.h"
 
 namespace tpush::fanout {
 
@@ -29,7 +29,7 @@ class Job {
 
   virtual bool finished() const = 0;
   virtual int fd() const = 0;                 // -1 when there is nothing to poll
-  virtual ssh::Wait wait() const = 0;         // none while paused for output
+  virtual util::Wait wait() const = 0;         // none while paused for output
   virtual bool paused_for_output() const = 0;
   // True while the connection is being set up (TCP, handshake, auth): the
   // scheduler paces those so a burst does not overflow a server's accept queue.

@@ -11,10 +11,7 @@
 
 #include "tpush/fanout/input_feed.h"
 #include "tpush/fanout/job.h"
-
-namespace tpush::output {
-class Writer;
-}
+#include "tpush/fanout/output_sink.h"
 
 namespace tpush::fanout {
 
@@ -32,16 +29,22 @@ class Scheduler {
   static constexpr std::size_t max_connecting = 128;
 
   using JobFactory = std::function<std::unique_ptr<Job>(std::size_t index)>;
+  using Now = std::function<Clock::time_point()>;
 
-  // `signal_fd` (a signalfd, or -1) and `writer` (or null) are watched;
-  // `after_events` runs after each batch of events (the output flush).
-  // `input` (or null) is tpush's stdin, read as workers take it.
+  // A second SIGINT within this window closes everything.
+  static constexpr std::chrono::seconds second_interrupt_window{2};
+
+  // `signal_fd` (a signalfd, or -1) and `output` (or null) are watched; after
+  // each batch of events the output is flushed and `after_events` runs.
+  // `input` (or null) is tpush's stdin, read as workers take it. `now` is the
+  // clock (tests pass their own).
   //
   // Signals: the first SIGINT stops starting workers and forwards the
   // interrupt to the running ones (Job::forward_interrupt); a second one
-  // within 2 s, or SIGTERM/SIGHUP, stops everything (Job::interrupt).
+  // within the window, or SIGTERM/SIGHUP, stops everything (Job::interrupt).
   Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory, int signal_fd,
-            output::Writer* writer, std::function<void()> after_events, InputFeed* input = nullptr);
+            OutputSink* output, std::function<void()> after_events = {}, InputFeed* input = nullptr,
+            Now now = Clock::now);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -57,6 +60,10 @@ class Scheduler {
   void start_more(Clock::time_point now);
   std::size_t count_connecting() const;
   void settle(std::size_t index);  // after any call into a job
+  // Calls `call` on every running job (a copy of the list: jobs may finish), settling each.
+  void for_each_running(const std::function<void(Job&)>& call);
+  void stop_starting();  // the workers not started yet are "not started (interrupted)"
+  void after_events();
   void interrupt_all();
   void on_signal(int signo, Clock::time_point now);
   void first_interrupt(Clock::time_point now);
@@ -68,8 +75,9 @@ class Scheduler {
   std::size_t workers_, fanout_;
   JobFactory factory_;
   int signal_fd_;
-  output::Writer* writer_;
+  OutputSink* output_;
   std::function<void()> after_events_;
+  Now now_;
   int epoll_fd_ = -1;
   std::vector<Slot> slots_;
   std::vector<std::size_t> active_;

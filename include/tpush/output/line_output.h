@@ -1,6 +1,8 @@
 // The line multiplexer: turns every worker's stdout and stderr bytes into whole,
 // prefixed lines on tpush's stdout and stderr. Lines from different workers never
 // tear into each other; a final line without newline is printed at the end.
+// It is the event loop's output sink (fanout/output_sink.h), writing through
+// the Writer thread, whose queue sets the backpressure.
 #pragma once
 
 #include <cstddef>
@@ -8,27 +10,31 @@
 #include <string_view>
 #include <vector>
 
+#include "tpush/fanout/output_sink.h"
 #include "tpush/output/line_splitter.h"
 #include "tpush/output/writer.h"
 
 namespace tpush::output {
 
-enum class Stream { out = 1, err = 2 };
+using fanout::Stream;
 
 struct LineOutputOptions {
   bool prefix = true;  // false: -N, raw lines
   bool color = false;  // colour the prefix (TTY, no NO_COLOR)
 };
 
-class LineOutput {
+class LineOutput final : public fanout::OutputSink {
  public:
   LineOutput(Writer& writer, const std::vector<std::string>& labels, LineOutputOptions opts);
 
-  void data(std::size_t worker, Stream stream, std::string_view bytes);
-  // The worker's streams ended: print any final partial lines.
-  void finish(std::size_t worker);
-  // Hands everything formatted since the last flush to the writer.
-  void flush();
+  void data(std::size_t worker, Stream stream, std::string_view bytes) override;
+  void end(std::size_t worker) override;
+  void flush() override;
+  void notice(std::string line) override;
+  bool accepting() const override { return !writer_.congested() && !writer_.reader_gone(); }
+  bool closed() const override { return writer_.reader_gone(); }
+  int wake_fd() const override { return writer_.wake_fd(); }
+  void clear_wake() override { writer_.clear_wake(); }
 
   static constexpr std::size_t flush_threshold = 64u << 10;
 

@@ -41,7 +41,6 @@ class Writer {
     std::string data;
   };
   void run();
-  bool write_all(int fd, const std::string& data);
   void wake();
 
   int out_fd_, err_fd_;

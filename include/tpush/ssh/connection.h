@@ -1,22 +1,23 @@
 // One worker's SSH connection as an explicit non-blocking state machine:
 //   resolve -> TCP connect -> handshake -> host key -> auth -> ready
 // Every call to advance() goes as far as it can without blocking, then says
-// which direction it waits on. Failures are values (phase failed + reason).
+// which direction it waits on. Failures are values (phase failed + reason):
+// the worker could not be reached, verified or logged in to.
 #pragma once
 
 #include <netdb.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "tpush/fanout/result.h"
 #include "tpush/ssh/credentials.h"
 #include "tpush/ssh/host_key_policy.h"
-#include "tpush/ssh/wait.h"
+#include "tpush/util/wait.h"
 
 typedef struct _LIBSSH2_SESSION LIBSSH2_SESSION;
 typedef struct _LIBSSH2_AGENT LIBSSH2_AGENT;
@@ -61,10 +62,9 @@ class Connection {
   const char* phase_name() const;
   // The socket, or while a host name is being looked up, the lookup's eventfd.
   int fd() const;
-  Wait wait() const;
+  util::Wait wait() const;
 
   LIBSSH2_SESSION* session() const { return session_; }
-  fanout::Outcome failure_outcome() const { return failure_outcome_; }
   const std::string& failure_reason() const { return failure_reason_; }
   const std::string& warning() const { return warning_; }
 
@@ -88,8 +88,8 @@ class Connection {
   // message, then the socket is shut down and everything freed. Never blocks.
   void abandon();
 
-  // Marks the connection failed (used by the layer above for its own errors).
-  void fail(fanout::Outcome outcome, std::string reason);
+  // Marks the connection failed with `reason` (used by the layer above for its own errors).
+  void fail(std::string reason);
   // libssh2's last error text, for messages.
   std::string last_error() const;
 
@@ -111,7 +111,7 @@ class Connection {
   Endpoint endpoint_;
   ConnectionSettings settings_;
   Phase phase_ = Phase::resolve;
-  Wait wait_ = Wait::none;
+  util::Wait wait_ = util::Wait::none;
   int fd_ = -1;
   std::unique_ptr<NameLookup> lookup_;  // while a host name is being looked up
   addrinfo* addresses_ = nullptr;
@@ -138,7 +138,6 @@ class Connection {
   int agent_keys_tried_ = 0;
   std::string last_auth_error_;
 
-  fanout::Outcome failure_outcome_ = fanout::Outcome::unreachable;
   std::string failure_reason_;
   std::string warning_;
 };

@@ -36,6 +36,10 @@ struct Credentials {
   std::string describe(const std::filesystem::path& home) const;
 };
 
+// The default keys (~/.ssh/id_ed25519, id_ecdsa, id_rsa, google_compute_engine)
+// that exist under `home`, in the order they are tried.
+std::vector<std::filesystem::path> default_identity_files(const std::filesystem::path& home);
+
 // True when the private key text (PEM or OpenSSH format) is passphrase-protected.
 bool is_encrypted_private_key(const std::string& text);
 

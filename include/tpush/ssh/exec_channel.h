@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "tpush/ssh/wait.h"
+#include "tpush/util/wait.h"
 
 typedef struct _LIBSSH2_SESSION LIBSSH2_SESSION;
 typedef struct _LIBSSH2_CHANNEL LIBSSH2_CHANNEL;
@@ -45,7 +45,7 @@ class ExecChannel {
 
   void advance(const Sink& sink);
   Phase phase() const { return phase_; }
-  Wait wait() const { return wait_; }
+  util::Wait wait() const { return wait_; }
   bool paused() const { return paused_; }
   std::uint64_t input_offset() const { return input_offset_; }
 
@@ -78,7 +78,7 @@ class ExecChannel {
   std::string command_;
   Settings settings_;
   Phase phase_ = Phase::open;
-  Wait wait_ = Wait::none;
+  util::Wait wait_ = util::Wait::none;
   bool paused_ = false;
   bool hung_up_ = false;
   bool eof_sent_ = false;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/sftp_upload.h"
+#include "tpush/ssh/sftp_transfer.h"
 
 namespace tpush::ssh {
 
@@ -40,10 +40,10 @@ class SftpDownload final : public SftpTransfer {
   };
   enum class Step { init, next, stat, opendir, readdir, closedir, open, read, close, shutdown,
                     cleanup_close };
-  void step();
+  bool step();  // true when it moved on; false when waiting or finished
   bool local_fail(const std::string& what, int err);
   void finish_file();
-  void fail_item(const std::string& path, const std::string& what, int rc);
+  bool fail_item(const std::string& path, const std::string& what, int rc);
   void remove_temp();
 
   std::vector<Work> queue_;
@@ -54,7 +54,6 @@ class SftpDownload final : public SftpTransfer {
   std::filesystem::path temp_;
   std::string pending_error_;
   std::vector<char> buf_;
-  std::uint64_t moves_ = 0;  // steps that progressed without changing step
 };
 
 // Where `remote` from worker `label` lands under `local_dir`: local_dir/<label>/<basename>.

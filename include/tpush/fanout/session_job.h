@@ -1,0 +1,54 @@
+// A job whose work needs an authenticated SSH session: the connection, its
+// deadline, keepalives and the "nothing received for 3 alive intervals" rule,
+// written once for every kind of work done on the session (a command, an SFTP
+// transfer). A subclass says how to start its work on the ready session, how
+// to drive it, and what it waits on.
+#pragma once
+
+#include "tpush/fanout/worker_job.h"
+#include "tpush/ssh/connection.h"
+
+namespace tpush::fanout {
+
+class SessionJob : public WorkerJob {
+ public:
+  void advance(Clock::time_point now) final;
+  void tick(Clock::time_point now) final;
+  int fd() const final { return connection_.fd(); }
+  util::Wait wait() const final;
+  bool paused_for_output() const final { return working_ && work_paused(); }
+  bool connecting() const final { return !finished() && !working_; }
+
+ protected:
+  SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
+             Deadlines deadlines);
+
+  // The session is ready: create the work on it (a channel, a transfer).
+  virtual void start_work(LIBSSH2_SESSION* session) = 0;
+  // Drives the work as far as it goes without blocking; may finish() the job.
+  virtual void advance_work() = 0;
+  // What the work waits on, on the session's socket.
+  virtual util::Wait work_wait() const = 0;
+  // True while the work stopped reading on purpose (the output is congested):
+  // silence then is tpush's doing, not the worker's.
+  virtual bool work_paused() const { return false; }
+  // The -u deadline passed: last words before hanging up (TERM for a command).
+  virtual void before_timeout() {}
+  // The job ends: forget the work (if it started) without touching the
+  // network; the session is being abandoned and freeing it frees the work's
+  // libssh2 objects.
+  virtual void release_work() = 0;
+
+  bool working() const { return working_; }
+  LIBSSH2_SESSION* session() const { return connection_.session(); }
+
+ private:
+  void release() final;
+  bool reached() const final { return connection_.reached(); }
+
+  ssh::Connection connection_;
+  bool working_ = false;
+  Clock::time_point work_start_{}, alive_reference_{};
+};
+
+}  // namespace tpush::fanout

@@ -1,0 +1,24 @@
+// Small string helpers every layer uses: trimming, joining, splitting.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tpush::util {
+
+// `s` without leading and trailing blanks (space, tab, CR, LF, VT, FF).
+std::string_view trim(std::string_view s);
+
+// The items with `separator` between them: join({"a", "b"}, ", ") == "a, b".
+std::string join(const std::vector<std::string>& items, std::string_view separator);
+
+// `s` cut at every `separator`; empty pieces are kept ("a,,b" gives 3 items,
+// "" gives one empty item).
+std::vector<std::string> split(std::string_view s, char separator);
+
+// `text` with its control characters shown as C escapes (\n, \t, \x1b), so a
+// message quoting user input stays one line and cannot drive the terminal.
+std::string printable(std::string_view text);
+
+}  // namespace tpush::util

@@ -1,0 +1,63 @@
+#include "tpush/fanout/session_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include "tpush/ssh/session_wait.h"
+
+namespace tpush::fanout {
+
+SessionJob::SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
+                       Deadlines deadlines)
+    : WorkerJob(index, deadlines), connection_(std::move(endpoint), settings) {}
+
+util::Wait SessionJob::wait() const {
+  if (finished()) return util::Wait::none;
+  return working_ ? work_wait() : connection_.wait();
+}
+
+void SessionJob::advance(Clock::time_point now) {
+  if (finished()) return;
+  begin(now);
+  connection_.new_turn();
+  if (!working_) {
+    connection_.advance();
+    if (connection_.phase() == ssh::Connection::Phase::failed)
+      return finish(Outcome::unreachable, connection_.failure_reason());
+    if (connection_.phase() != ssh::Connection::Phase::ready) return;
+    if (!connection_.warning().empty()) spdlog::warn("{}", connection_.warning());
+    working_ = true;
+    work_start_ = alive_reference_ = now;
+    start_work(connection_.session());
+  }
+  const bool was_paused = work_paused();
+  advance_work();
+  if (was_paused && !work_paused()) alive_reference_ = now;
+}
+
+void SessionJob::tick(Clock::time_point now) {
+  if (finished() || !started()) return;
+  if (!working_) {
+    if (now - start_time() >= deadlines_.connect)
+      finish(Outcome::timed_out, "connect timed out after " + seconds_text(deadlines_.connect) + " (" +
+                                     connection_.phase_name() + ")");
+    return;
+  }
+  if (command_deadline_passed(now, work_start_)) {
+    before_timeout();
+    return finish(Outcome::timed_out, timed_out_reason());
+  }
+  if (work_paused()) return;
+  const auto last = std::max(connection_.last_receive(), alive_reference_);
+  if (now - last >= deadlines_.silence_limit()) {
+    const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - last);
+    return finish(Outcome::lost, "connection lost (no response for " + seconds_text(silent) + ")");
+  }
+  connection_.tick(now);
+}
+
+void SessionJob::release() {
+  release_work();
+  connection_.abandon();
+}
+
+}  // namespace tpush::fanout
