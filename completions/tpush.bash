@@ -12,6 +12,25 @@ _tpush_options='
     -e --env --cd --tty -n --no-stdin --detach --log
     --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color'
 
+# Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).
+# rsync has none of tpush's: every word after it is rsync's.
+_tpush_subcommands='workers cp get rsync kill ps logs'
+_tpush_sub_options() {
+    case $1 in
+        workers) echo '--json' ;;
+        cp | get) echo '-r --recursive -p --preserve' ;;
+        kill) echo '-s --signal --grace --sudo --tpu' ;;
+        ps) echo '--all-users' ;;
+        logs) echo '-f --follow -n --lines' ;;
+    esac
+}
+_tpush_sub_takes_value() {
+    case $1 in
+        kill) echo '-s --signal --grace' ;;
+        logs) echo '-n --lines' ;;
+    esac
+}
+
 # Options that take a value (the next word, or --long=VALUE).
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --gcloud-timeout
@@ -38,6 +57,7 @@ _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
         --label) COMPREPLY=($(compgen -W 'host index' -- "$cur")) ;;
         --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")) ;;
         --worker) COMPREPLY=($(compgen -W 'all 0' -- "$cur")) ;;
+        -s | --signal) COMPREPLY=($(compgen -W 'TERM INT HUP KILL USR1 USR2 QUIT STOP CONT' -- "$cur")) ;;
         *) COMPREPLY=() ;;  # names, numbers: nothing to offer
     esac
 }
@@ -57,13 +77,13 @@ _tpush() {
         prev=${words[cword - 1]}
     fi
 
-    # Find the first word that is not an option: the remote command, or the
-    # `workers` subcommand. Past the remote command, complete like a shell.
-    local i w sub=''
+    # Find the first word that is not an option: a subcommand, or the remote
+    # command. Past the remote command, complete like a shell.
+    local i w sub='' takes=$_tpush_takes_value
     for ((i = 1; i < cword; i++)); do
         w=${words[i]}
         if [[ $w == -- ]]; then
-            if ((i + 1 == cword)); then  # the word after --: a command name
+            if [[ -z $sub ]] && ((i + 1 == cword)); then  # the word after --: a command name
                 COMPREPLY=($(compgen -c -- "$cur"))
             else
                 compopt -o default 2>/dev/null
@@ -72,16 +92,21 @@ _tpush() {
             return
         elif [[ $w == -* ]]; then
             # An option whose value is the next word: skip that word.
-            if [[ $w != *=* && " ${_tpush_takes_value//$'\n'/ } " == *" $w "* ]]; then
+            if [[ $w != *=* && " ${takes//$'\n'/ } " == *" $w "* ]]; then
                 ((i++))
             fi
+        elif [[ -z $sub && " $_tpush_subcommands " == *" $w "* ]]; then
+            sub=$w  # its own options from here on, and its arguments
+            takes="$(_tpush_sub_takes_value "$sub") $takes"
         else
-            sub=$w
+            compopt -o default 2>/dev/null  # arguments of the remote command or the subcommand
+            COMPREPLY=()
+            [[ -n $sub && $sub != rsync ]] || return
             break
         fi
     done
-    if [[ -n $sub && $sub != workers ]]; then
-        compopt -o default 2>/dev/null  # arguments of the remote command
+    if [[ $sub == rsync ]]; then  # rsync's own words
+        compopt -o default 2>/dev/null
         COMPREPLY=()
         return
     fi
@@ -91,22 +116,22 @@ _tpush() {
         _tpush_values "${cur%%=*}" "${cur#*=}"
         return
     fi
-    if [[ $prev == -* && " ${_tpush_takes_value//$'\n'/ } " == *" $prev "* ]]; then
+    if [[ $prev == -* && " ${takes//$'\n'/ } " == *" $prev "* ]]; then
         _tpush_values "$prev" "$cur"
         return
     fi
 
-    if [[ $sub == workers ]]; then
-        # `tpush workers -t mytpu --json`: tpush's options and --json.
-        COMPREPLY=($(compgen -W "--json $_tpush_options" -- "$cur"))
-        return
-    fi
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$_tpush_options" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(_tpush_sub_options "$sub") $_tpush_options" -- "$cur"))
         return
     fi
-    # First word after the options: the `workers` subcommand or a remote command.
-    COMPREPLY=($(compgen -W 'workers' -- "$cur") $(compgen -c -- "$cur"))
+    if [[ -n $sub ]]; then  # a subcommand's argument: files (cp, get), patterns ...
+        compopt -o default 2>/dev/null
+        COMPREPLY=()
+        return
+    fi
+    # First word after the options: a subcommand or a remote command.
+    COMPREPLY=($(compgen -W "$_tpush_subcommands" -- "$cur") $(compgen -c -- "$cur"))
 } &&
     complete -F _tpush tpush
 

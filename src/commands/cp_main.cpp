@@ -138,14 +138,13 @@ std::vector<ssh::UploadItem> load_items(const std::vector<PlannedCopy>& plan, bo
 int cp_main(Options& o, int signal_fd) {
   bool recursive = false, preserve = false;
   SubcommandSpec spec;
-  spec.usage = "cp [-r] [-p] SRC... DEST";
   spec.description =
-      "Copy local files to every worker over SFTP. Each file is written to a temporary name beside\n"
-      "its target and renamed when complete. DEST ending in '/' (or several sources) means \"into\".";
+      "copy local files to every worker over SFTP. Each file is written to a temporary name beside its "
+      "target and renamed when complete. DEST ending in '/' (or several sources) means \"into\".";
   spec.add_own = [&](CLI::App& app) { add_copy_flags(app, recursive, preserve); };
   auto args = parse_subcommand(o, spec);
   if (!args) return 0;
-  if (args->size() < 2) throw UsageError("tpush cp needs at least one source and a destination (usage: tpush [OPTIONS] " + spec.usage + ")");
+  if (args->size() < 2) throw UsageError("tpush cp needs at least one source and a destination (usage: " + usage_of("cp") + ")");
   const std::string dest = args->back();
   args->pop_back();
 

@@ -8,8 +8,6 @@
 
 #include <string_view>
 
-#include "tpush/commands/copy.h"
-#include "tpush/commands/options.h"
 #include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
 #include "tpush/commands/subcommands.h"
@@ -22,22 +20,6 @@
 
 namespace tpush::commands {
 namespace {
-
-struct Subcommand {
-  std::string_view name;
-  int (*main)(Options&, int signal_fd);
-};
-
-constexpr Subcommand kSubcommands[] = {
-    {"workers", workers_main}, {"cp", cp_main},     {"get", get_main},   {"rsync", rsync_main},
-    {"kill", kill_main},       {"ps", ps_main},     {"logs", logs_main},
-};
-
-const Subcommand* find_subcommand(std::string_view name) {
-  for (const auto& s : kSubcommands)
-    if (s.name == name) return &s;
-  return nullptr;
-}
 
 void setup_logging(int verbose) {
   auto logger = spdlog::stderr_color_st("tpush");
@@ -52,7 +34,7 @@ void setup_logging(int verbose) {
 
 int dispatch(int argc, const char* const* argv) {
   util::SignalScope signals;  // first: before any thread or child exists
-  auto parsed = parse_options(argc, argv, [](const std::string& w) { return find_subcommand(w) != nullptr; });
+  auto parsed = parse_options(argc, argv);
   if (!parsed) return exit_code::ok;
   Options& o = *parsed;
   setup_logging(o.verbose);

@@ -12,16 +12,14 @@ namespace tpush::commands {
 int get_main(Options& o, int signal_fd) {
   bool recursive = false, preserve = false;
   SubcommandSpec spec;
-  spec.usage = "get [-r] [-p] REMOTE... LOCALDIR";
   spec.description =
-      "Copy files from every worker into LOCALDIR/<label>/, over SFTP. Each file is written to a\n"
-      "temporary name and renamed when complete.";
+      "copy files from every worker into LOCALDIR/<label>/, over SFTP. Each file is written to a temporary "
+      "name and renamed when complete.";
   spec.add_own = [&](CLI::App& app) { add_copy_flags(app, recursive, preserve); };
   auto args = parse_subcommand(o, spec);
   if (!args) return 0;
   if (args->size() < 2)
-    throw UsageError("tpush get needs at least one remote path and a local directory (usage: tpush [OPTIONS] " +
-                     spec.usage + ")");
+    throw UsageError("tpush get needs at least one remote path and a local directory (usage: " + usage_of("get") + ")");
   const std::filesystem::path local_dir = args->back();
   args->pop_back();
   std::error_code ec;

@@ -11,43 +11,26 @@
 #include "tpush/util/error.h"
 
 namespace tpush::commands {
-namespace {
-
-// The global -t,--tpu NAME owns the name --tpu, so kill's `--tpu` flag is read
-// as the hidden --tpu-holders: a bare `--tpu` before `--` is rewritten to it
-// (`--tpu=NAME` still names a TPU; so does -t NAME).
-void rewrite_tpu_flag(std::vector<std::string>& args) {
-  for (auto& a : args) {
-    if (a == "--") break;
-    if (a == "--tpu") a = "--tpu-holders";
-  }
-}
-
-}  // namespace
 
 int kill_main(Options& o, int signal_fd) {
   std::string signal = "TERM";
   double grace = 5;
   bool sudo = false, tpu = false;
   SubcommandSpec spec;
-  spec.usage = "kill [-s SIG] [--grace SECONDS] [--sudo] PATTERN\n       tpush [OPTIONS] kill --tpu [-s SIG] [--grace SECONDS] [--sudo]";
   spec.description =
-      "Signal every process whose full command line matches the extended regex PATTERN\n"
-      "(pkill -f; never tpush's own shell), then KILL what is left after the grace.\n"
-      "With --tpu (a flag here: name the TPU with -t): stop whatever holds /dev/accel* or\n"
-      "/dev/vfio/*, wait until they are free, remove /tmp/libtpu_lockfile and /tmp/tpu_logs.\n"
-      "No match is not a failure.";
+      "signal every process whose full command line matches the extended regex PATTERN (pkill -f; never "
+      "tpush's own shell), then KILL what is left after the grace. With --tpu (a flag here: name the TPU "
+      "with -t): stop whatever holds /dev/accel* or /dev/vfio/*, wait until they are free, remove "
+      "/tmp/libtpu_lockfile and /tmp/tpu_logs. No match is not a failure.";
   spec.add_own = [&](CLI::App& app) {
     app.add_option("-s,--signal", signal, "Signal to send first: TERM (default), INT, HUP, KILL, USR1, 15, ...")
-        ->group("kill");
+        ->option_text("SIG");
     app.add_option("--grace", grace, "Seconds to wait before KILL (default 5)")
-        ->check(CLI::Range(0.0, 86400.0))
-        ->group("kill");
-    app.add_flag("--sudo", sudo, "Run as root (sudo -n): other users' processes and files too")->group("kill");
-    app.add_flag("--tpu-holders", tpu, "(written --tpu) Free the TPU instead of matching a PATTERN")
-        ->group("kill");
+        ->option_text("SECONDS")
+        ->check(CLI::Range(0.0, 86400.0));
+    app.add_flag("--sudo", sudo, "Run as root (sudo -n): other users' processes and files too");
+    app.add_flag("--tpu", tpu, "Free the TPU instead of matching a PATTERN (name the TPU with -t)");
   };
-  rewrite_tpu_flag(o.rest);
   const auto args = parse_subcommand(o, spec);
   if (!args) return 0;
 

@@ -5,11 +5,18 @@
 #include <algorithm>
 #include <iostream>
 
+#include "tpush/commands/help.h"
+#include "tpush/commands/subcommands.h"
 #include "tpush/ssh/library.h"
 #include "tpush/util/error.h"
 
 namespace tpush::commands {
 namespace {
+
+constexpr const char* kTitle = "tpush: run a command on every worker of a TPU pod or host list, at once.";
+constexpr const char* kFooter =
+    "Exit status: 0 all ok; 1 a remote command failed; 255 a worker was unreachable, timed out or "
+    "lost; 2 usage error; 130 interrupted; 141 output closed. See tpush(1).";
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -44,134 +51,155 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
 }
 
 // One value per occurrence, so `-w a uptime` leaves `uptime` to the command.
-CLI::Option* one_each(CLI::Option* o) {
-  return o->allow_extra_args(false);
-}
+CLI::Option* one_each(CLI::Option* o) { return o->allow_extra_args(false); }
 
-// "-f,--fanout", less a short name the subcommand already took for itself
-// (logs -f is --follow; the fan-out is then --fanout only).
-std::string names(const CLI::App& app, const std::string& short_and_long) {
-  const auto comma = short_and_long.find(',');
-  const std::string short_name = short_and_long.substr(0, comma);
-  return app.get_option_no_throw(short_name) ? short_and_long.substr(comma + 1) : short_and_long;
+// "-f,--fanout" less the names the subcommand already took for itself.
+std::string free_names(const CLI::App& app, const std::string& names) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= names.size()) {
+    const auto comma = names.find(',', start);
+    const std::string name = names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!app.get_option_no_throw(name)) out += (out.empty() ? "" : ",") + name;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 // The options every form of tpush takes, bound to `o`.
 void add_options(CLI::App& app, Options& o, bool& version) {
-  auto* where = "Workers";
-  one_each(app.add_option("-w", o.host_exprs, "Hosts: node[01-16],user@h:port,^FILE (repeatable)")
-                            ->group(where));
-  one_each(app.add_option("-x", o.excludes, "Exclude hosts (same syntax, repeatable)")->group(where));
-  one_each(app.add_option(names(app, "-H,--hosts"), o.host_files, "Hosts file, one [user@]host[:port] per line")
-                            ->group(where));
-  one_each(app.add_option(names(app, "-t,--tpu"), o.tpus, "TPU VM name(s) to resolve through gcloud")
-                            ->delimiter(',')
-                            ->group(where));
-  one_each(app.add_option("--queued-resource", o.queued_resources,
-                                       "Queued resource: every worker of every slice")
-                            ->delimiter(',')
-                            ->group(where));
-  app.add_option("--zone", o.zone, "TPU zone (else TPUSH_ZONE, CLOUDSDK_COMPUTE_ZONE, gcloud config)")->group(where);
-  app.add_option("--project", o.project, "TPU project (else CLOUDSDK_CORE_PROJECT, gcloud config)")->group(where);
-  app.add_option("--worker", o.worker_selection, "TPU workers: all, 0, 1,4 or 1-3 (default all)")->group(where);
-  app.add_flag("--internal-ip", o.internal_ip, "Connect to TPU workers' internal addresses")->group(where);
-  app.add_flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache")->group(where);
-  app.add_flag("--fetch-host-keys", o.fetch_host_keys,
-               "Pin TPU workers' ed25519 host keys from gcloud guest attributes")->group(where);
-  app.add_option("--gcloud-timeout", o.gcloud_timeout, "Seconds each gcloud call may take (default 60)")
-      ->check(CLI::Range(1, 3600))
-      ->group(where);
+  auto option = [&](const std::string& names, auto& value, const char* value_name, const char* text,
+                    const char* group) {
+    return app.add_option(free_names(app, names), value, text)->option_text(value_name)->group(group);
+  };
+  auto flag = [&](const std::string& names, auto& value, const char* text, const char* group) {
+    return app.add_flag(free_names(app, names), value, text)->group(group);
+  };
 
-  auto* how = "Connection";
-  app.add_option(names(app, "-l,--user"), o.user, "Remote user (default: user@ in the host, else $USER)")->group(how);
-  app.add_option(names(app, "-p,--port"), o.port, "Remote port (default: host:port, else 22)")
-      ->check(CLI::Range(1, 65535))
-      ->group(how);
-  one_each(app.add_option(names(app, "-i,--identity"), o.identities, "Private key file (repeatable)")->group(how));
-  app.add_option(names(app, "-f,--fanout"), o.fanout, "Max concurrent sessions (default: all workers, up to 1024)")
-      ->check(CLI::PositiveNumber)
-      ->group(how);
-  app.add_option("--connect-timeout", o.connect_timeout,
-                 "Seconds for TCP connect + SSH handshake + auth (default 10)")
-      ->check(CLI::Range(1, 86400))
-      ->group(how);
-  app.add_option(names(app, "-u,--timeout"), o.timeout, "Seconds a command may run on a worker (default: no limit)")
-      ->check(CLI::Range(1, 31536000))
-      ->group(how);
-  app.add_option("--alive-interval", o.alive_interval,
-                 "Keepalive seconds; a worker silent for 3 intervals is lost (default 5)")
-      ->check(CLI::Range(1, 3600))
-      ->group(how);
-  app.add_option("--host-key-check", o.host_key_check,
-                 "accept-new (default: record unknown keys), yes (unknown keys fail), or no "
-                 "(DANGEROUS: no check at all, anyone on the path can impersonate a worker)")
-      ->check(CLI::IsMember({"accept-new", "yes", "no"}))
-      ->group(how);
+  const char* where = "Workers";
+  one_each(option("-w", o.host_exprs, "HOSTS", "Hosts: node[01-16],user@h:port,^FILE (repeatable)", where));
+  one_each(option("-x", o.excludes, "HOSTS", "Leave these hosts out (same syntax, repeatable)", where));
+  one_each(option("-H,--hosts", o.host_files, "FILE", "Hosts file, one [user@]host[:port] per line", where));
+  one_each(option("-t,--tpu", o.tpus, "NAME", "TPU VM name(s) to resolve through gcloud", where))->delimiter(',');
+  one_each(option("--queued-resource", o.queued_resources, "NAME", "Queued resource: every worker of every slice",
+                  where))
+      ->delimiter(',');
+  option("--zone", o.zone, "ZONE", "TPU zone (else TPUSH_ZONE, CLOUDSDK_COMPUTE_ZONE, gcloud config)", where);
+  option("--project", o.project, "PROJECT", "TPU project (else CLOUDSDK_CORE_PROJECT, gcloud config)", where);
+  option("--worker", o.worker_selection, "WORKERS", "TPU workers: all, 0, 1,4 or 1-3 (default all)", where);
+  flag("--internal-ip", o.internal_ip, "Connect to TPU workers' internal addresses", where);
+  flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache", where);
+  flag("--fetch-host-keys", o.fetch_host_keys, "Pin TPU workers' ed25519 host keys from gcloud guest attributes",
+       where);
+  option("--gcloud-timeout", o.gcloud_timeout, "SECONDS", "Seconds each gcloud call may take (default 60)", where)
+      ->check(CLI::Range(1, 3600));
 
-  auto* remote = "Remote command";
-  one_each(app.add_option(names(app, "-e,--env"), o.env,
-                          "Export NAME (its value here) or NAME=VALUE to the command (repeatable; "
-                          "values never appear in logs)")
-               ->group(remote));
-  app.add_option("--cd", o.cd, "Run the command in DIR on every worker")->group(remote);
-  app.add_flag("--tty", o.tty,
-               "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process "
-               "(stderr is merged into stdout)")
-      ->group(remote);
-  app.add_flag(names(app, "-n,--no-stdin"), o.no_stdin, "Do not send tpush's stdin to the workers")->group(remote);
-  app.add_flag("--detach", o.detach,
-               "Start the command in its own session on every worker and return (needs --log)")
-      ->group(remote);
-  app.add_option("--log", o.log_file, "With --detach: the file on each worker for the job's output")
-      ->group(remote);
+  const char* how = "Connection";
+  option("-l,--user", o.user, "USER", "Remote user (default: user@ in the host, else $USER)", how);
+  option("-p,--port", o.port, "PORT", "Remote port (default: host:port, else 22)", how)->check(CLI::Range(1, 65535));
+  one_each(option("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how));
+  option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
+      ->check(CLI::PositiveNumber);
+  option("--connect-timeout", o.connect_timeout, "SECONDS",
+         "Seconds for TCP connect + SSH handshake + auth (default 10)", how)
+      ->check(CLI::Range(1, 86400));
+  option("-u,--timeout", o.timeout, "SECONDS", "Seconds a command may run on a worker (default: no limit)", how)
+      ->check(CLI::Range(1, 31536000));
+  option("--alive-interval", o.alive_interval, "SECONDS",
+         "Keepalive seconds; a worker silent for 3 intervals is lost (default 5)", how)
+      ->check(CLI::Range(1, 3600));
+  option("--host-key-check", o.host_key_check, "{accept-new,yes,no}",
+         "accept-new (default: record unknown keys), yes (unknown keys fail), or no (DANGEROUS: no check at "
+         "all, anyone on the path can impersonate a worker)",
+         how)
+      ->check(CLI::IsMember({"accept-new", "yes", "no"}));
 
-  auto* out = "Output";
-  app.add_option("--label", o.label, "Prefix lines with the host (default) or the index: w0, w1, ...")
-      ->check(CLI::IsMember({"host", "index"}))
-      ->group(out);
-  app.add_flag(names(app, "-N,--no-prefix"), o.no_prefix, "Print lines without the worker prefix")->group(out);
-  app.add_flag(names(app, "-q,--quiet"), o.quiet, "No summary when every worker succeeded")->group(out);
-  app.add_flag(names(app, "-S,--summary-always"), o.summary_always, "Summary line for every worker, ok ones too")->group(out);
-  app.add_flag(names(app, "-v,--verbose"), o.verbose, "Debug log on stderr (repeat for more)")->group(out);
-  app.add_option("--color", o.color, "auto (default; TTY only, honours NO_COLOR), always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->group(out);
-  app.add_flag("--version", version, "Print tpush's and libssh2's versions");
+  const char* remote = "Remote command";
+  one_each(option("-e,--env", o.env, "NAME[=VALUE]",
+                  "Export NAME (its value here) or NAME=VALUE to the command (repeatable; values never "
+                  "appear in logs)",
+                  remote));
+  option("--cd", o.cd, "DIR", "Run the command in DIR on every worker", remote);
+  flag("--tty", o.tty,
+       "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process (stderr is merged "
+       "into stdout)",
+       remote);
+  flag("-n,--no-stdin", o.no_stdin, "Do not send tpush's stdin to the workers", remote);
+  flag("--detach", o.detach, "Start the command in its own session on every worker and return (needs --log)",
+       remote);
+  option("--log", o.log_file, "FILE", "With --detach: the file on each worker for the job's output", remote);
 
+  const char* out = "Output";
+  option("--label", o.label, "{host,index}", "Prefix lines with the host (default) or the index: w0, w1, ...", out)
+      ->check(CLI::IsMember({"host", "index"}));
+  flag("-N,--no-prefix", o.no_prefix, "Print lines without the worker prefix", out);
+  flag("-q,--quiet", o.quiet, "No summary when every worker succeeded", out);
+  flag("-S,--summary-always", o.summary_always, "Summary line for every worker, ok ones too", out);
+  flag("-v,--verbose", o.verbose, "Debug log on stderr (repeat for more)", out);
+  option("--color", o.color, "{auto,always,never}", "auto (default; a terminal only, honours NO_COLOR), always or never",
+         out)
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+
+  flag("--version", version, "Print tpush's and libssh2's versions", "General");
 }
 
-void parse_or_throw(CLI::App& app, std::vector<std::string> args) {
+// -h/--help, in the General group, after every other option.
+void help_flag(CLI::App& app) { app.set_help_flag("-h,--help", "Print this help and exit")->group("General"); }
+
+std::string subcommand_list() {
+  constexpr std::size_t kMaxColumn = 32;  // a longer usage puts its summary on the next line
+  std::size_t width = 0;
+  for (const auto& s : subcommands())
+    if (s.usage.front().size() <= kMaxColumn) width = std::max(width, s.usage.front().size());
+  std::string out = "Subcommands (each takes the options below too; see tpush SUBCOMMAND --help):\n";
+  const std::size_t text_column = 2 + width + 2;
+  for (const auto& s : subcommands()) {
+    const std::string first(s.usage.front());
+    std::string line = "  " + first;
+    if (first.size() > width) line += "\n" + std::string(text_column, ' ');
+    else line += std::string(text_column - 2 - first.size(), ' ');
+    out += line + wrap(s.summary, help_width(), text_column) + "\n";
+  }
+  return out;
+}
+
+HelpPage subcommand_page(const std::string& name, const std::string& description) {
+  HelpPage page;
+  page.title = "tpush " + name + ": " + description;
+  if (const Subcommand* s = find_subcommand(name))
+    for (auto u : s->usage) page.usage.push_back("tpush [OPTIONS] " + std::string(u));
+  return page;
+}
+
+void parse_reversed(CLI::App& app, std::vector<std::string> args) {
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   app.parse(args);
 }
 
 }  // namespace
 
-std::optional<Options> parse_options(int argc, const char* const* argv,
-                                     const std::function<bool(const std::string&)>& is_subcommand) {
+std::string usage_of(const std::string& subcommand) {
+  const Subcommand* s = find_subcommand(subcommand);
+  return s ? "tpush [OPTIONS] " + std::string(s->usage.front()) : "tpush [OPTIONS] " + subcommand;
+}
+
+std::optional<Options> parse_options(int argc, const char* const* argv) {
   Options o;
   bool version = false;
-  CLI::App app{"tpush: run a command on every worker of a TPU pod or host list, at once\n\n"
-               "Usage: tpush [OPTIONS] COMMAND...\n       tpush [OPTIONS] SUBCOMMAND [ARGS...]\n"
-               "Subcommands (each takes these options too; see tpush SUBCOMMAND --help):\n"
-               "  workers [--json]                   the resolved workers and where they came from\n"
-               "  cp [-r] [-p] SRC... DEST           copy files to every worker\n"
-               "  get [-r] REMOTE... LOCALDIR        gather files into LOCALDIR/<label>/\n"
-               "  rsync [RSYNC OPTIONS] SRC DEST     rsync to/from every worker (remote side: :path)\n"
-               "  kill [-s SIG] [--grace S] [--sudo] PATTERN | kill --tpu\n"
-               "                                     stop matching processes / whatever holds the TPU\n"
-               "  ps [--all-users] [PATTERN]         matching processes on every worker\n"
-               "  logs [-f] [-n LINES] FILE          the end of FILE on every worker",
-               "tpush"};
+  CLI::App app{"", "tpush"};
   app.prefix_command();  // options end at the first word of the remote command
-  app.footer(
-      "Exit status: 0 all ok; 1 a remote command failed; 255 a worker was unreachable, timed out\n"
-      "or lost; 2 usage error; 130 interrupted; 141 output closed. See tpush(1).");
   add_options(app, o, version);
+  help_flag(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    std::cout << app.help();
+  } catch (const CLI::CallForHelp&) {
+    HelpPage page;
+    page.title = kTitle;
+    page.usage = {"tpush [OPTIONS] COMMAND...", "tpush [OPTIONS] SUBCOMMAND [ARGS...]"};
+    page.preface = subcommand_list();
+    page.footer = kFooter;
+    std::cout << format_help(app, page, help_width());
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
     throw UsageError(std::string(e.what()) + " (see tpush --help)");
@@ -181,7 +209,7 @@ std::optional<Options> parse_options(int argc, const char* const* argv,
     return std::nullopt;
   }
   o.rest = app.remaining();
-  if (!o.rest.empty() && is_subcommand(o.rest.front())) {
+  if (!o.rest.empty() && find_subcommand(o.rest.front())) {
     o.subcommand = o.rest.front();
     o.rest.erase(o.rest.begin());  // parsed later by parse_subcommand
   } else if (!o.rest.empty() && o.rest.front() == "--") {
@@ -195,23 +223,47 @@ std::optional<Options> parse_options(int argc, const char* const* argv,
 std::optional<std::vector<std::string>> parse_subcommand(Options& o, const SubcommandSpec& spec) {
   bool version = false;
   std::vector<std::string> positionals;
-  CLI::App app{spec.description + "\n\nUsage: tpush [OPTIONS] " + spec.usage, "tpush " + o.subcommand};
-  if (spec.add_own) spec.add_own(app);  // first: its own short options win (cp -p)
+  CLI::App app{"", "tpush " + o.subcommand};
+  app.set_help_flag();  // added back, in its group, after the others
+  if (spec.add_own) {
+    spec.add_own(app);  // first: its names win
+    for (CLI::Option* opt : app.get_options())
+      if (opt->get_group() == "Options") opt->group(o.subcommand + " options");
+  }
   add_options(app, o, version);
+  help_flag(app);
   app.add_option("args", positionals, "")->group("");
   try {
-    parse_or_throw(app, o.rest);
-  } catch (const CLI::CallForHelp& e) {
-    std::cout << app.help();
+    parse_reversed(app, o.rest);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << format_help(app, subcommand_page(o.subcommand, spec.description), help_width());
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()) + " for 'tpush " + o.subcommand + "' (see tpush " +
-                     o.subcommand + " --help)");
+    throw UsageError(std::string(e.what()) + " for 'tpush " + o.subcommand + "' (see tpush " + o.subcommand +
+                     " --help)");
+  }
+  if (version) {
+    std::cout << "tpush " << TPUSH_VERSION << " (libssh2 " << ssh::libssh2_version() << ")\n";
+    return std::nullopt;
   }
   if (!spec.takes_args && !positionals.empty())
     throw UsageError("unexpected argument '" + positionals.front() + "' for 'tpush " + o.subcommand +
-                     "' (usage: tpush [OPTIONS] " + spec.usage + ")");
+                     "' (usage: " + usage_of(o.subcommand) + ")");
   return positionals;
+}
+
+void print_subcommand_help(const std::string& subcommand, const std::string& description) {
+  Options o;
+  bool version = false;
+  CLI::App app{"", "tpush"};
+  add_options(app, o, version);
+  help_flag(app);
+  HelpPage page = subcommand_page(subcommand, description);
+  page.preface = wrap("tpush's options (below) go before '" + subcommand + "'; every word after it is " +
+                          subcommand + "'s.",
+                      help_width(), 0) +
+                 "\n";
+  std::cout << format_help(app, page, help_width());
 }
 
 }  // namespace tpush::commands

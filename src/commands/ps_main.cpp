@@ -12,13 +12,12 @@ namespace tpush::commands {
 int ps_main(Options& o, int signal_fd) {
   bool all_users = false;
   SubcommandSpec spec;
-  spec.usage = "ps [--all-users] [PATTERN]";
   spec.description =
-      "List PID, elapsed time and command of the remote user's processes whose full command\n"
-      "line matches the extended regex PATTERN (pgrep -f), or with no PATTERN all of them\n"
-      "except the login plumbing (sshd, systemd --user); tpush's own shell is never listed.";
+      "list PID, elapsed time and command of the remote user's processes whose full command line matches "
+      "the extended regex PATTERN (pgrep -f), or with no PATTERN all of them except the login plumbing "
+      "(sshd, systemd --user); tpush's own shell is never listed.";
   spec.add_own = [&](CLI::App& app) {
-    app.add_flag("--all-users", all_users, "Every user's processes, not only the remote user's")->group("ps");
+    app.add_flag("--all-users", all_users, "Every user's processes, not only the remote user's");
   };
   const auto args = parse_subcommand(o, spec);
   if (!args) return 0;

@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 #include <system_error>
 
 #include "tpush/commands/copy.h"
@@ -33,15 +32,12 @@ namespace {
 
 constexpr std::size_t kDefaultRsyncFanout = 32;  // each one is an rsync plus an ssh process
 
-const char* kUsage =
-    "Usage: tpush [OPTIONS] rsync [RSYNC OPTIONS] SRC... DEST\n\n"
-    "Runs the local rsync once per worker, the remote side written :PATH, e.g.\n"
-    "  tpush -t mytpu rsync -a --delete ./src/ :job/src/\n"
-    "  tpush -w 'node[1-4]' rsync -a :logs/ ./logs/      (pulls into the same place: use with care)\n"
-    "tpush's options (-t, -w, -l, --port, -i, -f, --host-key-check, ...) go before 'rsync';\n"
-    "everything after it is rsync's. rsync connects with `ssh -F <generated config>` using\n"
-    "tpush's user, port, keys and host-key policy, so -e/--rsh may not be given. At most 32\n"
-    "workers run at once unless -f says otherwise. rsync must be installed here and on the workers.\n";
+constexpr const char* kDescription =
+    "run the local rsync once per worker, the worker side written :PATH, e.g. `tpush -t mytpu rsync -a "
+    "--delete ./src/ :job/src/`, or `tpush -w 'node[1-4]' rsync -a :logs/ ./logs/` (pulls from every worker "
+    "into the same place: use with care). rsync connects with `ssh -F <generated config>` using tpush's "
+    "user, port, keys and host-key policy, so -e/--rsh may not be given. At most 32 workers run at once "
+    "unless -f says otherwise. rsync must be installed here and on the workers.";
 
 std::string config_quote(const std::string& s) {
   if (s.find_first_of(" \t\"") == std::string::npos) return s;
@@ -120,7 +116,7 @@ class SshConfig {
 int rsync_main(Options& o, int signal_fd) {
   std::vector<std::string> args = o.rest;  // every word after `rsync` is rsync's
   if (args.empty() || args.front() == "--help" || args.front() == "-h") {
-    std::cout << "Run rsync to or from every worker.\n\n" << kUsage;
+    print_subcommand_help("rsync", kDescription);
     return 0;
   }
   std::size_t remote_args = 0;

@@ -12,8 +12,7 @@ namespace tpush::commands {
 int workers_main(Options& o, int signal_fd) {
   bool json = false;
   SubcommandSpec spec;
-  spec.usage = "workers [--json]";
-  spec.description = "List the workers tpush resolved, and where each came from.";
+  spec.description = "list the workers tpush resolved, and where each came from.";
   spec.takes_args = false;
   spec.add_own = [&json](CLI::App& app) { app.add_flag("--json", json, "Print a JSON array"); };
   if (!parse_subcommand(o, spec)) return 0;

@@ -35,43 +35,84 @@ def mentions(text: str, option: str) -> bool:
 # ---------------------------------------------------------------------------
 # What the binary says
 
+OPTION_LINE = re.compile(r"^  (-[^\s,]+(?:, -[^\s,]+)*)(?: (\S+))?(?:\s{2,}|$)")
+SUBCOMMAND_LINE = re.compile(r"^  ([a-z][\w-]*)(?: (.*?))?(?:\s{2,}|$)")
+
+
+def parse_option_table(text: str, group: str | None = None) -> tuple[list[str], dict[str, list[str]]]:
+    """Option names (in order) and allowed values ({a,b} value names) from a --help text;
+    with `group`, only that group's table."""
+    options: list[str] = []
+    values: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if re.match(r"^\S.*:$", line):
+            current = line[:-1]
+            continue
+        if not line.strip():
+            continue
+        m = OPTION_LINE.match(line)
+        if not m or (group is not None and current != group):
+            continue
+        names = m.group(1).split(", ")
+        assert all(OPTION.fullmatch(n) for n in names), f"cannot parse --help line {line!r}"
+        options += names
+        v = re.fullmatch(r"\{([^}]*)\}", m.group(2) or "")
+        if v:
+            for n in names:
+                values[n] = v.group(1).split(",")
+    return options, values
+
+
 class Help:
+    """`tpush --help`: the global options, and the subcommand list."""
+
     def __init__(self, text: str):
         self.text = text
-        self.options: list[str] = []          # from the option table, in order
-        self.values: dict[str, list[str]] = {}  # option -> allowed values, e.g. --color
-        self.usage_options: list[str] = []    # e.g. --json in "tpush [OPTIONS] workers [--json]"
-        self.subcommands: list[str] = []      # e.g. workers
-        for line in text.splitlines():
-            m = re.match(r"^\s+(-\S+)(.*)$", line)
+        self.options, self.values = parse_option_table(text)
+        self.subcommands: dict[str, str] = {}  # name -> usage after the name
+        block = text[text.index("Subcommands"):].split("\n\n", 1)[0].splitlines()[1:]
+        for line in block:
+            m = SUBCOMMAND_LINE.match(line)
             if m:
-                names = m.group(1).split(",")
-                assert all(OPTION.fullmatch(n) for n in names), f"cannot parse --help line {line!r}"
-                self.options += names
-                v = re.search(r":\{([^}]*)\}", m.group(2))
-                if v:
-                    for n in names:
-                        self.values[n] = v.group(1).split(",")
-            if re.search(r"\btpush \[OPTIONS\]", line):
-                self.usage_options += re.findall(r"(?<![\w-])--[A-Za-z][\w-]*", line)
-                self.subcommands += re.findall(r"\btpush \[OPTIONS\] ([a-z][\w-]*)", line)
+                self.subcommands[m.group(1)] = m.group(2) or ""
 
-    def all_options(self) -> list[str]:
-        return list(dict.fromkeys(self.options + self.usage_options))
+
+class SubHelp:
+    """`tpush SUB --help`: the subcommand's own options (its "SUB options:" group)."""
+
+    def __init__(self, name: str, text: str):
+        self.name, self.text = name, text
+        self.options, self.values = parse_option_table(text, f"{name} options")
+
+
+def run_help(tpush_bin, *args) -> str:
+    r = subprocess.run([str(tpush_bin), *args, "--help"], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "LC_ALL": "C.UTF-8"})
+    assert r.returncode == 0, f"tpush {' '.join(args)} --help exited {r.returncode}: {r.stderr}"
+    return r.stdout
 
 
 @pytest.fixture(scope="module")
 def help_(tpush_bin) -> Help:
-    r = subprocess.run([str(tpush_bin), "--help"], capture_output=True, text=True, timeout=30,
-                       env={**os.environ, "LC_ALL": "C.UTF-8"})
-    assert r.returncode == 0, f"tpush --help exited {r.returncode}: {r.stderr}"
-    h = Help(r.stdout)
+    text = run_help(tpush_bin)
+    h = Help(text)
     # Guard the parser itself: if --help's layout changes, fail loudly rather than
     # "document" an empty option list.
     for must in ("--help", "-w", "-H", "--hosts", "-f", "--fanout", "--host-key-check", "--color"):
-        assert must in h.options, f"could not find {must} in tpush --help:\n{r.stdout}"
-    assert "--color" in h.values, r.stdout
+        assert must in h.options, f"could not find {must} in tpush --help:\n{text}"
+    assert "--color" in h.values, text
+    for must in ("workers", "cp", "logs", "kill"):
+        assert must in h.subcommands, f"could not find the {must} subcommand in tpush --help:\n{text}"
     return h
+
+
+@pytest.fixture(scope="module")
+def subhelps(tpush_bin, help_) -> dict[str, SubHelp]:
+    subs = {name: SubHelp(name, run_help(tpush_bin, name)) for name in help_.subcommands}
+    for name, must in (("logs", "--follow"), ("kill", "--tpu"), ("workers", "--json"), ("cp", "--recursive")):
+        assert must in subs[name].options, f"could not find {must} in tpush {name} --help:\n{subs[name].text}"
+    return subs
 
 
 def exit_codes() -> dict[str, int]:
@@ -121,9 +162,27 @@ def test_man_page_documents_every_option(help_):
 
 def test_man_page_documents_usage_forms(help_):
     synopsis = roff_plain("\n".join(man_sections().get("SYNOPSIS", [])))
-    missing = [o for o in help_.usage_options if not mentions(synopsis, o)]
-    missing += [s for s in help_.subcommands if not re.search(rf"\b{re.escape(s)}\b", synopsis)]
-    assert not missing, f"usage forms of `tpush --help` missing from man/tpush.1 SYNOPSIS: {missing}"
+    missing = [s for s in help_.subcommands if not re.search(rf"\b{re.escape(s)}\b", synopsis)]
+    assert not missing, f"subcommands of `tpush --help` missing from man/tpush.1 SYNOPSIS: {missing}"
+
+
+def test_man_page_documents_every_subcommand_option(subhelps):
+    """Each subcommand's own options (`tpush SUB --help`) are named in its SUBCOMMANDS entry."""
+    lines = man_sections()["SUBCOMMANDS"]
+    entries: dict[str, str] = {}  # subcommand -> the text of its .TP entries
+    for i, l in enumerate(lines[:-1]):
+        if l.strip() != ".TP":
+            continue
+        name = roff_plain(lines[i + 1]).split()[1] if len(roff_plain(lines[i + 1]).split()) > 1 else ""
+        body = [lines[i + 1]]
+        for nxt in lines[i + 2:]:
+            if nxt.strip() == ".TP":
+                break
+            body.append(nxt)
+        entries[name] = entries.get(name, "") + roff_plain("\n".join(body))
+    missing = {sub: [o for o in h.options if not mentions(entries.get(sub, ""), o)] for sub, h in subhelps.items()}
+    missing = {sub: opts for sub, opts in missing.items() if opts or sub not in entries}
+    assert not missing, f"subcommand options without a mention in their man/tpush.1 SUBCOMMANDS entry: {missing}"
 
 
 def test_man_page_lists_option_values(help_):
@@ -171,8 +230,7 @@ def test_help_footer_exit_codes_match_header(help_):
 
 
 def test_man_page_renders_without_warnings():
-    if not shutil.which("man"):
-        pytest.skip("man (man-db) not installed")
+    assert shutil.which("man"), "man (package man-db) is not installed: scripts/install-deps.sh test installs it"
     env = {**os.environ, "MANWIDTH": "80", "LC_ALL": "C.UTF-8", "MANPAGER": "cat", "PAGER": "cat"}
     r = subprocess.run(["man", "--warnings", "-l", str(MAN)], capture_output=True, text=True,
                        timeout=60, env=env)
@@ -204,15 +262,18 @@ def test_bash_completion_syntax_and_registration():
         f"sourcing completions/tpush.bash defines no completion for tpush: {r.stdout!r} {r.stderr!r}"
 
 
-def test_bash_completion_offers_every_option(help_):
+def test_bash_completion_offers_every_option(help_, subhelps):
     offered = set(bash_complete("tpush -"))
     missing = [o for o in help_.options if o not in offered]
     assert not missing, f"options of `tpush --help` that completions/tpush.bash does not offer: {missing}"
-    sub = set(bash_complete("tpush workers -"))
-    missing = [o for o in help_.usage_options if o not in sub]
-    assert not missing, f"`tpush workers` options not offered by completions/tpush.bash: {missing}"
+    for name, sub in subhelps.items():
+        if name == "rsync":  # every word after `rsync` is rsync's
+            continue
+        offered = set(bash_complete(f"tpush {name} -"))
+        missing = [o for o in sub.options + help_.options if o not in offered]
+        assert not missing, f"`tpush {name}` options not offered by completions/tpush.bash: {missing}"
     for s in help_.subcommands:
-        assert s in bash_complete("tpush " + s[:3]), f"bash completion does not offer the {s!r} subcommand"
+        assert s in bash_complete("tpush " + s[:2]), f"bash completion does not offer the {s!r} subcommand"
 
 
 def test_bash_completion_offers_option_values(help_):
@@ -240,9 +301,9 @@ def zsh_options() -> set[str]:
     return set(re.findall(r"(?:\{|,|['\"]\*?|['\"]\([^)]*\)\*?)(--?[A-Za-z][\w-]*)[+=]?-?(?=[,}\[])", text))
 
 
-def test_zsh_completion_defines_every_option(help_):
+def test_zsh_completion_defines_every_option(help_, subhelps):
     defined = zsh_options()
-    missing = [o for o in help_.all_options() if o not in defined]
+    missing = [o for o in help_.options + [o for h in subhelps.values() for o in h.options] if o not in defined]
     assert not missing, f"options of `tpush --help` without an _arguments spec in completions/_tpush: {missing}"
     text = ZSH.read_text()
     for s in help_.subcommands:
@@ -255,7 +316,6 @@ def test_zsh_completion_defines_every_option(help_):
 
 def test_zsh_completion_syntax():
     assert ZSH.read_text().startswith("#compdef tpush"), "completions/_tpush must start with #compdef tpush"
-    if not shutil.which("zsh"):
-        pytest.skip("zsh not installed")
+    assert shutil.which("zsh"), "zsh is not installed: scripts/install-deps.sh test installs it"
     r = subprocess.run(["zsh", "-n", str(ZSH)], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, f"zsh -n completions/_tpush:\n{r.stderr}"

@@ -1,4 +1,11 @@
 // Everything the command line can say, parsed but not yet acted on.
+//
+// One rule for options after a subcommand's name: the subcommand's own
+// options come first, and a global option whose short or long name the
+// subcommand uses for itself is available there by its other name only
+// (`tpush logs -f FILE` follows; the fan-out is then --fanout; `tpush kill
+// --tpu` is kill's flag; the TPU is then -t). Before the subcommand's name,
+// every name is the global one.
 #pragma once
 
 #include <cstdint>
@@ -54,15 +61,13 @@ struct Options {
 // names a subcommand, `subcommand` is set and `rest` holds its raw arguments
 // (parse them with parse_subcommand). Returns nullopt when it already printed
 // what was asked (--help, --version). Throws UsageError for anything malformed.
-std::optional<Options> parse_options(int argc, const char* const* argv,
-                                     const std::function<bool(const std::string&)>& is_subcommand);
+std::optional<Options> parse_options(int argc, const char* const* argv);
 
-// How a subcommand's arguments are read: every global option (so
-// `tpush cp -t mytpu f /dst` works), plus its own, added first so that its
-// short options win (cp's -p is --preserve; the port is then --port only).
+// How a subcommand reads its arguments: its own options (added first, in a
+// group of their own), then every global one (so `tpush cp -t mytpu f /dst`
+// works), under the rule above. Its usage lines come from the subcommand table.
 struct SubcommandSpec {
-  std::string usage;        // "cp [-r] [-p] SRC... DEST"
-  std::string description;  // one line
+  std::string description;  // one paragraph for --help
   std::function<void(CLI::App&)> add_own;
   bool takes_args = true;   // positional arguments allowed
 };
@@ -70,6 +75,13 @@ struct SubcommandSpec {
 // Parses o.rest for o.subcommand; returns its positional arguments, or nullopt
 // when --help was printed. Throws UsageError.
 std::optional<std::vector<std::string>> parse_subcommand(Options& o, const SubcommandSpec& spec);
+
+// "tpush [OPTIONS] cp [-r] [-p] SRC... DEST", for messages (the first form).
+std::string usage_of(const std::string& subcommand);
+
+// Prints `tpush SUBCOMMAND --help` for a subcommand that takes no tpush options
+// after its name (rsync: every word after it is rsync's).
+void print_subcommand_help(const std::string& subcommand, const std::string& description);
 
 // Limit on concurrent sessions when -f is not given.
 inline constexpr std::size_t default_fanout_limit = 1024;

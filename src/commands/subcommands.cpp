@@ -1,0 +1,38 @@
+#include "tpush/commands/subcommands.h"
+
+#include "tpush/commands/copy.h"
+#include "tpush/commands/process.h"
+
+namespace tpush::commands {
+namespace {
+
+constexpr std::string_view kWorkers[] = {"workers [--json]"};
+constexpr std::string_view kCp[] = {"cp [-r] [-p] SRC... DEST"};
+constexpr std::string_view kGet[] = {"get [-r] [-p] REMOTE... LOCALDIR"};
+constexpr std::string_view kRsync[] = {"rsync [RSYNC OPTIONS] SRC... DEST"};
+constexpr std::string_view kKill[] = {"kill [-s SIG] [--grace SECONDS] [--sudo] PATTERN",
+                                      "kill --tpu [-s SIG] [--grace SECONDS] [--sudo]"};
+constexpr std::string_view kPs[] = {"ps [--all-users] [PATTERN]"};
+constexpr std::string_view kLogs[] = {"logs [-f] [-n LINES] FILE"};
+
+constexpr Subcommand kSubcommands[] = {
+    {"workers", kWorkers, "the workers and where each came from", workers_main},
+    {"cp", kCp, "copy files to every worker", cp_main},
+    {"get", kGet, "gather files into LOCALDIR/<label>/", get_main},
+    {"rsync", kRsync, "rsync to/from every worker (worker side :PATH)", rsync_main},
+    {"kill", kKill, "stop matching processes, or what holds the TPU", kill_main},
+    {"ps", kPs, "matching processes on every worker", ps_main},
+    {"logs", kLogs, "the end of FILE on every worker (-f: follow)", logs_main},
+};
+
+}  // namespace
+
+std::span<const Subcommand> subcommands() { return kSubcommands; }
+
+const Subcommand* find_subcommand(std::string_view name) {
+  for (const auto& s : kSubcommands)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+}  // namespace tpush::commands
