@@ -1,16 +1,19 @@
 # tpush — developer entry points. The real build is CMake; this file only
 # strings the steps together. See DEVELOPERS.md.
 #
-#   make [build]      install build deps, configure build/ and compile
-#   make test         unit tests (ctest) + integration suite (pytest)
+#   make [build]      configure build/ and compile tpush and its unit tests
+#   make deps         install every Debian package building and testing need (as root)
+#   make test         install what is missing, build, run the unit and integration tests
 #   make test-asan    the same in build-asan/ under ASan + UBSan
-#   make demo         scripts/demo.sh against build/tpush
+#   make demo         install what is missing, build tpush, run scripts/demo.sh
 #   make bench        bench/run.sh against build/tpush
-#   make install      cmake --install build (PREFIX=/usr/local, DESTDIR honoured)
+#   make install      build tpush alone and install it (PREFIX=/usr/local, DESTDIR
+#                     honoured); never runs apt
 #   make clean        remove build dirs; `make distclean` also removes .deps/
 #
-# Knobs: WERROR=1 (on by default when $CI is set), BUILD_TYPE, PREFIX, DESTDIR,
-# PYTEST_ARGS, CMAKE_ARGS (extra configure arguments).
+# Only deps, test, test-asan, demo and bench install packages (as root); the
+# others say what is missing. Knobs: WERROR=1 (on by default when $CI is set),
+# BUILD_TYPE, PREFIX, DESTDIR, PYTEST_ARGS, CMAKE_ARGS (extra configure arguments).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -27,6 +30,7 @@ BUILD_TYPE  ?= RelWithDebInfo
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 SANITIZE    ?= address$(comma)undefined
+LIBSSH2_DIR := $(CURDIR)/.deps/libssh2-1.11.1
 # GCC 12 reports false -Wmaybe-uninitialized inside libstdc++ (std::regex,
 # std::function) once -fsanitize is on, which -Werror turns into a failed CI
 # build. The normal build keeps that warning. One flag, no spaces.
@@ -50,28 +54,34 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1 \
             LSAN_OPTIONS=report_objects=1:print_suppressions=0:suppressions=$(CURDIR)/tests/lsan.supp
 
-.PHONY: all build test test-asan test-unit demo bench install clean distclean \
-        deps-build deps-test deps-bench libssh2 help
+.PHONY: all build deps test test-asan test-unit demo bench install clean distclean \
+        check-build-deps check-dev-deps deps-test deps-bench libssh2 help
 
 all: build
 
 help:
-	@sed -n '3,14p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,17p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 # --- dependencies ----------------------------------------------------------------
-deps-build:
-	@scripts/install-deps.sh build
-deps-test:
+deps:
 	@scripts/install-deps.sh test
+deps-test: deps
 deps-bench:
 	@scripts/install-deps.sh bench
+check-build-deps:
+	@scripts/install-deps.sh --check build
+check-dev-deps:
+	@scripts/install-deps.sh --check dev
 
-# Build (or reuse) the static libssh2 1.11.1 that CMake configure would build.
-libssh2: deps-build
-	@scripts/build-libssh2.sh .deps/libssh2-1.11.1
+# The static libssh2 1.11.1 (downloaded and built here, never by CMake's
+# configure), unless pkg-config finds a system libssh2 >= 1.11, which CMake
+# then uses.
+libssh2: check-build-deps
+	@if pkg-config --exists 'libssh2 >= 1.11' 2>/dev/null && [[ "$(CMAKE_ARGS)" != *TPUSH_SYSTEM_LIBSSH2=OFF* ]]; then \
+	  :; else scripts/build-libssh2.sh '$(LIBSSH2_DIR)'; fi
 
 # --- configure + compile -------------------------------------------------------------
-# $(call cmake_build,DIR,EXTRA_CMAKE_ARGS)
+# $(call cmake_build,DIR,EXTRA_CMAKE_ARGS[,TARGET])
 # Configures only when DIR has no cache or the arguments changed since the last
 # successful configure (CMake re-configures by itself when CMakeLists change).
 define cmake_build
@@ -82,59 +92,58 @@ define cmake_build
 	  $(NO_MAKE_ENV) cmake -S . -B $(1) $$args; \
 	  printf '%s\n' "$$args" > $(1)/.tpush-configure-args; \
 	fi
-	@$(NO_MAKE_ENV) cmake --build $(1) -j$(NPROC)
+	@$(NO_MAKE_ENV) cmake --build $(1) -j$(NPROC) $(if $(3),--target $(3))
 endef
 
-build: deps-build
-	$(call cmake_build,$(BUILD_DIR),)
+build: check-dev-deps libssh2
+	$(call cmake_build,$(BUILD_DIR),-DBUILD_TESTING=ON)
 
-build-asan-dir: deps-build
-	$(call cmake_build,$(ASAN_DIR),-DTPUSH_SANITIZE=$(SANITIZE) -DCMAKE_CXX_FLAGS=$(ASAN_CXXFLAGS))
+build-asan-dir: check-dev-deps libssh2
+	$(call cmake_build,$(ASAN_DIR),-DBUILD_TESTING=ON -DTPUSH_SANITIZE=$(SANITIZE) -DCMAKE_CXX_FLAGS=$(ASAN_CXXFLAGS))
 .PHONY: build-asan-dir
 
 # --- tests ---------------------------------------------------------------------------
-# $(call run_tests,BUILD_DIR,ENV)
+# $(call run_tests,BUILD_DIR,ENV): the unit tests (one ctest test per doctest case,
+# and the layer check), then the integration suite. pytest's "nothing collected"
+# (exit 5) is a failure: a suite that silently ran nothing must not pass.
 define run_tests
 	@echo "== unit tests ($(1))"
-	@$(2) ctest --test-dir $(1) --output-on-failure
+	@$(2) ctest --test-dir $(1) --output-on-failure -j$(NPROC)
 	@echo "== integration tests ($(1)/tpush)"
-	@if ! compgen -G 'tests/integration/test_*.py' >/dev/null && \
-	    ! compgen -G 'tests/integration/*_test.py' >/dev/null && \
-	    ! compgen -G 'tests/integration/*/test_*.py' >/dev/null; then \
-	  echo "note: tests/integration has no test files yet; skipping the integration suite"; \
-	else \
-	  rc=0; \
-	  $(2) TPUSH_BIN='$(CURDIR)/$(1)/tpush' PYTHONDONTWRITEBYTECODE=1 \
-	    $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration $(PYTEST_ARGS) || rc=$$?; \
-	  if [[ $$rc -eq 5 ]]; then echo "note: pytest collected no integration tests; skipping"; \
-	  elif [[ $$rc -ne 0 ]]; then exit $$rc; fi; \
-	fi
+	@$(2) TPUSH_BIN='$(CURDIR)/$(1)/tpush' PYTHONDONTWRITEBYTECODE=1 \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=15 tests/integration $(PYTEST_ARGS)
 endef
 
-test: deps-test build
+test: deps build
 	$(call run_tests,$(BUILD_DIR),)
 
-test-asan: deps-test build-asan-dir
+test-asan: deps build-asan-dir
 	$(call run_tests,$(ASAN_DIR),$(ASAN_ENV))
 
-# Unit tests only, no deps check (quick edit-compile-test loop).
+# Unit tests only, no package check (quick edit-compile-test loop).
 test-unit:
-	$(call cmake_build,$(BUILD_DIR),)
-	@ctest --test-dir $(BUILD_DIR) --output-on-failure
+	$(call cmake_build,$(BUILD_DIR),-DBUILD_TESTING=ON)
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(NPROC)
 
 # --- demo / bench --------------------------------------------------------------------
-demo: deps-test build
-	@if [[ ! -f scripts/demo.sh ]]; then \
-	  echo "make: scripts/demo.sh does not exist yet; nothing to demo" >&2; exit 1; fi
+demo: deps libssh2
+	$(call cmake_build,$(BUILD_DIR),-DBUILD_TESTING=ON,tpush)
 	TPUSH_BIN='$(CURDIR)/$(BUILD_DIR)/tpush' bash scripts/demo.sh
 
 bench: deps-bench build
-	@if [[ ! -f bench/run.sh ]]; then \
-	  echo "make: bench/run.sh does not exist yet; no benchmark to run" >&2; exit 1; fi
 	TPUSH_BIN='$(CURDIR)/$(BUILD_DIR)/tpush' bash bench/run.sh
 
 # --- install / clean -------------------------------------------------------------------
-install: build
+# Builds only the tpush target; a build directory made here has no unit tests
+# (no doctest needed). Never runs apt.
+install: check-build-deps libssh2
+	@if [[ ! -f $(BUILD_DIR)/CMakeCache.txt ]]; then \
+	  args='-DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(WERROR_ARG) -DBUILD_TESTING=OFF $(CMAKE_ARGS)'; \
+	  echo "cmake -S . -B $(BUILD_DIR) $$args"; \
+	  $(NO_MAKE_ENV) cmake -S . -B $(BUILD_DIR) $$args; \
+	  printf '%s\n' "$$args" > $(BUILD_DIR)/.tpush-configure-args; \
+	fi
+	@$(NO_MAKE_ENV) cmake --build $(BUILD_DIR) -j$(NPROC) --target tpush
 	DESTDIR='$(DESTDIR)' cmake --install $(BUILD_DIR) --prefix '$(PREFIX)'
 
 clean:

@@ -7,10 +7,11 @@
 #
 # Debian 12 ships 1.10, which cannot log in with RSA keys to current OpenSSH
 # (see DEVELOPERS.md). So, unless pkg-config finds a system libssh2 >= 1.11
-# (and TPUSH_SYSTEM_LIBSSH2 is ON), scripts/build-libssh2.sh builds 1.11.1
-# statically at configure time into TPUSH_LIBSSH2_DIR, by default
+# (and TPUSH_SYSTEM_LIBSSH2 is ON), tpush links the static 1.11.1 that
+# scripts/build-libssh2.sh built into TPUSH_LIBSSH2_DIR, by default
 # .deps/libssh2-1.11.1 in the source tree, shared by every build directory
-# (normal, sanitizer) so it is built once.
+# (normal, sanitizer) so it is built once. Configuring only checks that build
+# (`make libssh2` makes it, and `make` runs that first): it never downloads.
 
 set(TPUSH_LIBSSH2_MIN_VERSION 1.11)
 set(TPUSH_LIBSSH2_BUNDLED_VERSION 1.11.1)
@@ -52,22 +53,17 @@ endif()
 # --- 2. our own static build of 1.11.1 --------------------------------------------
 if(NOT TARGET tpush::libssh2)
   set(_script "${PROJECT_SOURCE_DIR}/scripts/build-libssh2.sh")
-  # Re-run configure when the recipe or a patch changes (the script redoes a stale build).
+  # Re-check when the recipe or a patch changes (the build is then stale).
   file(GLOB _patches "${PROJECT_SOURCE_DIR}/scripts/patches/libssh2-*.patch")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_script}" ${_patches})
   find_program(TPUSH_BASH bash REQUIRED)
-  message(STATUS "libssh2: checking for a static ${TPUSH_LIBSSH2_BUNDLED_VERSION} build in ${TPUSH_LIBSSH2_DIR}")
-  # Output is not captured: a first build shows its progress lines.
-  execute_process(
-    COMMAND ${CMAKE_COMMAND} -E env --unset=MAKEFLAGS --unset=MFLAGS --unset=MAKELEVEL
-            "${TPUSH_BASH}" "${_script}" "${TPUSH_LIBSSH2_DIR}"
-    RESULT_VARIABLE _rc)
+  execute_process(COMMAND "${TPUSH_BASH}" "${_script}" --check "${TPUSH_LIBSSH2_DIR}"
+                  RESULT_VARIABLE _rc ERROR_VARIABLE _why)
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR
-      "libssh2 ${TPUSH_LIBSSH2_BUNDLED_VERSION}: scripts/build-libssh2.sh failed (${_rc}); "
-      "its message above names the cause. Usual fixes: run 'scripts/install-deps.sh build' as root; "
-      "allow access to deb.debian.org, or set TPUSH_LIBSSH2_TARBALL=/path/to/libssh2-1.11.1.tar.gz; "
-      "or install libssh2 >= ${TPUSH_LIBSSH2_MIN_VERSION} where pkg-config finds it.")
+      "libssh2 ${TPUSH_LIBSSH2_BUNDLED_VERSION}: ${_why}"
+      "Build it first: `make libssh2` (or scripts/build-libssh2.sh ${TPUSH_LIBSSH2_DIR}); `make` does this "
+      "for you. Or install libssh2 >= ${TPUSH_LIBSSH2_MIN_VERSION} where pkg-config finds it.")
   endif()
   set(_lib "${TPUSH_LIBSSH2_DIR}/lib/libssh2.a")
   set(_inc "${TPUSH_LIBSSH2_DIR}/include")

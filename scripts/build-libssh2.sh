@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Build libssh2 1.11.1 as a static library (OpenSSL backend) into DEST.
 #
-#   scripts/build-libssh2.sh DEST
+#   scripts/build-libssh2.sh DEST           build (or keep) it
+#   scripts/build-libssh2.sh --check DEST   exit 0 when DEST holds a finished build
+#                                           of this recipe, else say why and exit 1
 #
 # Result: DEST/include/libssh2.h, DEST/lib/libssh2.a, DEST/.tpush-stamp.
 # Nothing is done when DEST already holds a finished build of this recipe.
+# CMake only checks (--check); the Makefile runs the build before configuring,
+# so configuring never downloads anything.
 #
 # Why: Debian 12 ships libssh2 1.10, which cannot log in with RSA keys to
 # OpenSSH >= 8.8 (it only signs ssh-rsa/SHA-1). See DEVELOPERS.md.
 #
 # Source, in order (TPUSH_LIBSSH2_SOURCE=auto, the default):
-#   trixie   Debian trixie's source package, fetched with `apt-get source`
-#            through a private apt configuration (the system's /etc/apt is
-#            never touched) and unpacked with `dpkg-source -x`, which applies
-#            Debian's patches.
+#   trixie   Debian trixie's source package at the pinned revision below,
+#            fetched with `apt-get source libssh2=REVISION` through a private
+#            apt configuration (the system's /etc/apt is never touched) and
+#            unpacked with `dpkg-source -x`, which applies Debian's patches.
+#            When trixie no longer carries that revision, this says so (bump
+#            debian_revision after checking the new one) and auto falls back.
 #   tarball  the upstream release tarball (TPUSH_LIBSSH2_TARBALL=FILE to use a
 #            local copy instead of downloading it).
 # Both are checked against the pinned SHA-256 of libssh2-1.11.1.tar.gz.
@@ -31,6 +37,9 @@ readonly version="1.11.1"
 readonly sha256="d9ec76cbe34db98eec3539fe2c899d26b0c837cb3eb466a56b0f109cabf658f7"
 readonly tarball_url="https://www.libssh2.org/download/libssh2-${version}.tar.gz"
 readonly suite="trixie"
+# The Debian revision built: two clones build the same library. The stamp
+# records it (and which source was used), so changing it rebuilds.
+readonly debian_revision="1.11.1-1+deb13u2"
 readonly keyring="/usr/share/keyrings/debian-archive-keyring.gpg"
 readonly mirror="${TPUSH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # Bump when the build options below change, so existing builds are redone.
@@ -48,7 +57,12 @@ readonly cmake_options=(
 die() { echo "$prog: error: $*" >&2; exit 1; }
 note() { echo "$prog: $*" >&2; }
 
-[[ $# -eq 1 && -n "$1" ]] || { echo "usage: scripts/build-libssh2.sh DEST" >&2; exit 2; }
+check_only=0
+if [[ "${1:-}" == --check ]]; then
+  check_only=1
+  shift
+fi
+[[ $# -eq 1 && -n "$1" ]] || { echo "usage: scripts/build-libssh2.sh [--check] DEST" >&2; exit 2; }
 source_mode="${TPUSH_LIBSSH2_SOURCE:-auto}"
 case "$source_mode" in
   auto | trixie | tarball) ;;
@@ -73,7 +87,7 @@ if [[ ${#patches[@]} -gt 0 ]]; then
   patch_sum="$(cat -- "${patches[@]}" | sha256sum | cut -c1-16)"
 fi
 readonly patch_sum
-readonly stamp_text="libssh2 ${version} sha256=${sha256} recipe=${recipe} patches=${patch_sum}"
+readonly stamp_text="libssh2 ${version} sha256=${sha256} debian=${debian_revision} recipe=${recipe} patches=${patch_sum}"
 
 is_good() {
   [[ -f "$dest/.tpush-stamp" && -f "$dest/lib/libssh2.a" && -f "$dest/include/libssh2.h" ]] &&
@@ -81,6 +95,14 @@ is_good() {
 }
 
 is_good && exit 0 # fast path: nothing to do, say nothing
+if [[ $check_only -eq 1 ]]; then
+  if [[ -f "$dest/.tpush-stamp" ]]; then
+    echo "$prog: $dest was built by another recipe ($(head -n 1 "$dest/.tpush-stamp")); expected: $stamp_text" >&2
+  else
+    echo "$prog: $dest holds no finished libssh2 build" >&2
+  fi
+  exit 1
+fi
 
 # One builder at a time per DEST (a normal and a sanitizer configure may race).
 exec 9>"$dest.lock"
@@ -142,8 +164,10 @@ fetch_trixie() { # unpacks into $work/src and sets source_desc
     note "'apt-get update' of a private $suite deb-src list failed (network or mirror unreachable?)"
     return 1
   fi
-  if ! (cd "$work/deb-src" && apt-get -q "${opts[@]}" source --download-only libssh2) >>"$log" 2>&1; then
-    note "'apt-get source --download-only libssh2' from $suite failed"
+  if ! (cd "$work/deb-src" && apt-get -q "${opts[@]}" source --download-only "libssh2=$debian_revision") >>"$log" 2>&1; then
+    note "'apt-get source --download-only libssh2=$debian_revision' from $suite failed: $suite may have" \
+      "moved to a newer revision ('apt-cache showsrc libssh2' with the same options tells); after checking it," \
+      "update debian_revision in scripts/build-libssh2.sh"
     return 1
   fi
   local orig="$work/deb-src/libssh2_${version}.orig.tar.gz" dsc
@@ -152,8 +176,8 @@ fetch_trixie() { # unpacks into $work/src and sets source_desc
     return 1
   fi
   check_sha256 "$orig" "$suite's libssh2_${version}.orig.tar.gz" || return 1
-  dsc="$(compgen -G "$work/deb-src/libssh2_${version}-*.dsc" | head -n 1)"
-  [[ -n "$dsc" ]] || { note "no .dsc for libssh2 $version in the $suite download"; return 1; }
+  dsc="$work/deb-src/libssh2_${debian_revision}.dsc"
+  [[ -f "$dsc" ]] || { note "no libssh2_${debian_revision}.dsc in the $suite download"; return 1; }
   # The files were checked by apt against the signed Sources index; dpkg-source
   # may still warn that it cannot verify the uploader's signature itself.
   if ! dpkg-source -x "$dsc" "$work/src" >>"$log" 2>&1; then

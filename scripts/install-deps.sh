@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Install the Debian packages tpush needs for one purpose.
 #
-#   scripts/install-deps.sh [build|test|bench]     (default: build)
+#   scripts/install-deps.sh [--check] [build|dev|test|bench]   (default: build)
+#
+#   build  what compiling and installing tpush needs
+#   dev    + doctest, for the unit tests (`make`, `make build`)
+#   test   + sshd, pytest and the oracles (`make test`, `make demo`, `make deps`)
+#   bench  + the tools tpush is measured against (`make bench`)
 #
 # Each set includes the one before it. Packages already installed are found
 # with dpkg alone, so a machine that has everything costs no apt call and
 # prints nothing. As root the missing packages are installed with apt-get
 # (refreshing the package lists first only when they are missing or stale);
-# otherwise the exact `sudo apt-get install ...` line is printed and the
-# script exits 1.
+# with --check, or when not root, the exact command to run as root is printed
+# and the script exits 1.
 set -euo pipefail
 
 readonly prog="install-deps"
@@ -20,10 +25,12 @@ readonly lists_max_age_min=$((6 * 60)) # refresh lists older than this before in
 # tpush's own scripts/patches).
 readonly build_pkgs=(
   g++ cmake make pkg-config
-  libssl-dev libcli11-dev libspdlog-dev libfmt-dev doctest-dev nlohmann-json3-dev
+  libssl-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev
   dpkg-dev debian-archive-keyring xz-utils ca-certificates curl patch
 )
+# The unit tests.
+readonly dev_pkgs=(doctest-dev)
 # Real sshd on loopback, pytest, fault injection (nft, ip), process tools, and
 # the oracles tests compare against (dshbak from pdsh; clubak and nodeset from
 # clustershell), and what checks the man page and the zsh completion.
@@ -37,16 +44,22 @@ readonly test_pkgs=(
 readonly bench_pkgs=(pssh hyperfine strace)
 
 usage() {
-  echo "usage: scripts/install-deps.sh [build|test|bench]" >&2
+  echo "usage: scripts/install-deps.sh [--check] [build|dev|test|bench]" >&2
   exit 2
 }
 
+check_only=0
+if [[ "${1:-}" == --check ]]; then
+  check_only=1
+  shift
+fi
 [[ $# -le 1 ]] || usage
 purpose="${1:-build}"
 case "$purpose" in
   build) wanted=("${build_pkgs[@]}") ;;
-  test) wanted=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-  bench) wanted=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  dev) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}") ;;
+  test) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}" "${test_pkgs[@]}") ;;
+  bench) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   -h | --help) usage ;;
   *) echo "$prog: unknown set '$purpose'" >&2; usage ;;
 esac
@@ -70,9 +83,11 @@ for pkg in "${wanted[@]}"; do
 done
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
-if [[ $EUID -ne 0 ]]; then
-  echo "$prog: missing Debian packages for '$purpose' (not root, not installing); run:" >&2
-  echo "sudo apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ $EUID -ne 0 || $check_only -eq 1 ]]; then
+  why="not root, not installing"
+  [[ $check_only -eq 0 ]] || why="not installing here"
+  echo "$prog: missing Debian packages for '$purpose' ($why); as root, run:" >&2
+  echo "apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
   exit 1
 fi
 

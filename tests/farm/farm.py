@@ -309,7 +309,8 @@ class Sshd:
     def start(self, ready_address: str, timeout: float = 30) -> "Sshd":
         """Write config, check it with `sshd -t`, launch sshd -D and wait for its banner."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege-separation dir
+        if os.geteuid() == 0:  # root's sshd needs its privilege-separation dir; a user's does not
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
         self.make_host_keys()
         self.write_config()
         subprocess.run([SSHD, "-t", "-f", str(self.config)], check=True, timeout=30,

@@ -11,6 +11,7 @@ Set KEEP_FARM=1 to keep the farm's directory after the run.
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import shutil
@@ -31,6 +32,9 @@ import farm as farm_mod  # noqa: E402
 import faults as faults_mod  # noqa: E402
 
 FARM_WORKERS = int(os.environ.get("TPUSH_TEST_WORKERS", "64"))
+# Tests run as whoever runs them: the farm's sshd logs in this user.
+USER = getpass.getuser()
+IS_ROOT = os.geteuid() == 0
 DEFAULT_TIMEOUT = 120  # seconds; a hung tpush fails its test instead of hanging the suite
 
 SUMMARY_HEAD = re.compile(
@@ -60,6 +64,16 @@ def farm():
     if not farm_mod.sshd_available():
         pytest.skip("OpenSSH server not installed (/usr/sbin/sshd): apt-get install openssh-server")
     yield from farm_mod.farm_fixture(FARM_WORKERS)
+
+
+@pytest.fixture
+def pty_farm(farm):
+    """For tests of --tty: a farm whose sshd can give pseudo-terminals. An sshd that is not
+    root cannot (it must chown /dev/pts/N to the user and group tty, and fails with EPERM),
+    so as a normal user these tests are skipped; the root run covers them."""
+    if not IS_ROOT:
+        pytest.skip(f"the farm's sshd runs as {USER}, not root: it cannot give pseudo-terminals")
+    return farm
 
 
 @pytest.fixture
@@ -93,7 +107,7 @@ def _kill_leftover_sessions(request):
 
 def base_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
-    env.update(HOME=str(home), USER="root", LOGNAME="root", LC_ALL="C.UTF-8", NO_COLOR="1")
+    env.update(HOME=str(home), USER=USER, LOGNAME=USER, LC_ALL="C.UTF-8", NO_COLOR="1")
     return env
 
 

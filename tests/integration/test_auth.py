@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import host_args, split_prefixed
+from conftest import USER, host_args, split_prefixed
 
 
 def whoami_cmd():
@@ -23,7 +23,7 @@ def check_all_ok(r, farm, n):
     assert r.returncode == 0, str(r)
     lines = split_prefixed(r.out, farm.hosts[:n])
     for h, a in zip(farm.hosts[:n], farm.addresses[:n]):
-        assert lines[h] == [f"root@{a}"], str(r)
+        assert lines[h] == [f"{USER}@{a}"], str(r)
 
 
 def test_default_key_from_home(farm, tpush):
@@ -178,7 +178,7 @@ def test_encrypted_key_asks_once_on_the_terminal(farm, tpush, bare_home, tmp_pat
     assert prompts == 1, out
     assert code == 0, out
     for a in farm.addresses[:6]:
-        assert f"root@{a}" in out, out
+        assert f"{USER}@{a}" in out, out
     assert ("decoded once" if fmt == "PEM" else "libssh2 reads it per session") in out, out
 
 

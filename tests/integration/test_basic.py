@@ -3,7 +3,7 @@ and command-line errors that must stop tpush before any connection."""
 
 import re
 
-from conftest import FARM_WORKERS, host_args, output_lines, split_prefixed
+from conftest import FARM_WORKERS, USER, host_args, output_lines, split_prefixed
 
 
 def test_all_workers_ok(farm, tpush):
@@ -43,7 +43,7 @@ def test_worker_environment(farm, tpush):
 
 def test_expression_with_range_and_default_port(farm, tpush):
     """-w with a bracket range and -p: labels are the host names as written (no port)."""
-    r = tpush("-w", "127.0.1.[1-8]", "-p", farm.port, "-l", "root",
+    r = tpush("-w", "127.0.1.[1-8]", "-p", farm.port, "-l", USER,
               "set -- $SSH_CONNECTION; echo $3 $4")
     assert r.returncode == 0, str(r)
     labels = [f"127.0.1.{k}" for k in range(1, 9)]
@@ -142,7 +142,7 @@ def test_unreadable_hosts_file_is_usage_error(farm, tpush, faults, tmp_path):
 def test_hosts_file_comments_and_blank_lines(farm, tpush, tmp_path):
     hosts = farm.hosts[:3]
     f = tmp_path / "hosts"
-    f.write_text(f"# a comment\n\n{hosts[0]}\n   \nroot@{hosts[1]}\n{hosts[2]}\n")
+    f.write_text(f"# a comment\n\n{hosts[0]}\n   \n{USER}@{hosts[1]}\n{hosts[2]}\n")
     r = tpush("-H", f, "echo $TPUSH_WORKER")
     assert r.returncode == 0, str(r)
     assert len(r.out.splitlines()) == 3, str(r)

@@ -4,12 +4,14 @@ import subprocess
 
 import pytest
 
+from conftest import USER
+
 
 def ssh(farm, home, address, command, key="id_ed25519", known_hosts=None):
     argv = ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
             "-o", "StrictHostKeyChecking=yes", "-o", "ConnectTimeout=10",
             "-o", f"UserKnownHostsFile={known_hosts or home / '.ssh' / 'known_hosts'}",
-            "-i", str(home / ".ssh" / key), "-p", str(farm.port), f"root@{address}", command]
+            "-i", str(home / ".ssh" / key), "-p", str(farm.port), f"{USER}@{address}", command]
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 

@@ -63,7 +63,7 @@ def test_cd_runs_in_that_directory(farm, tpush, tmp_path):
     assert r.returncode == 1, str(r)
 
 
-def test_timeout_with_tty_ends_the_remote_process(farm, tpush):
+def test_timeout_with_tty_ends_the_remote_process(farm, tpush, pty_farm):
     """-u: the worker is reported `timed out after 2s` and, with a pty, the hang-up ends the
     remote command (sshd refuses signal requests for the farm's root logins)."""
     hosts = farm.hosts[:2]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, output_lines, split_prefixed
+from conftest import REPO, USER, output_lines, split_prefixed
 from farm import public_key
 
 _spec = importlib.util.spec_from_file_location("gcloud_fixtures", REPO / "tests/fixtures/gcloud/generate.py")
@@ -485,7 +485,7 @@ def test_workers_subcommand(farm, gcloud):
     rows = [l.split() for l in r.out.splitlines()]
     assert [row[0] for row in rows] == labels(4), str(r)
     assert rows[1][1] == f"{external(1)}:{farm.port}", str(r)
-    assert rows[1][2] == "root", str(r)
+    assert rows[1][2] == USER, str(r)
     assert "gcloud" in r.out and f"{PROJECT}/{ZONE}/tpu4" in r.out, str(r)
 
     r = gcloud.run("workers", "-t", "tpu4", *LOC, "--json")
