@@ -36,10 +36,4 @@ SignalScope::~SignalScope() {
   pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
-void SignalScope::restore_in_child() {
-  const sigset_t set = handled();
-  sigprocmask(SIG_UNBLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_DFL);
-}
-
 }  // namespace tpush::util

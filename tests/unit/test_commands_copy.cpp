@@ -58,41 +58,10 @@ TEST_CASE("cp -r: trees are planned parents first; directories need -r") {
   fs::remove_all(root);
 }
 
-TEST_CASE("get: every worker's files land in LOCALDIR/<label>/") {
-  using tpush::ssh::download_target;
-  CHECK(download_target("logs", "w0", "/home/me/job/train.log") == fs::path("logs/w0/train.log"));
-  CHECK(download_target("logs", "10.0.0.5:2222", "job/out/") == fs::path("logs/10.0.0.5:2222/out"));
-  CHECK(download_target("logs", "a/b", "x") == fs::path("logs/a_b/x"));
-  CHECK(download_target("logs", "..", "x") == fs::path("logs/_../x"));
-}
-
 TEST_CASE("rsync: the remote side :PATH becomes HOST:PATH") {
   std::vector<std::string> args = {"-a", "--delete", "./src/", ":job/src/"};
   CHECK(rewrite_remote_args(args, "tpush-w3") == 1);
   CHECK(args.back() == "tpush-w3:job/src/");
   std::vector<std::string> local = {"-a", "./x", "./y", ":"};
   CHECK(rewrite_remote_args(local, "h") == 0);
-}
-
-TEST_CASE("upload temporary names sit beside the target") {
-  const std::string t = tpush::ssh::SftpTransfer::temp_name("/a/b c/f.txt");
-  CHECK(t.rfind("/a/b c/f.txt.tpush-tmp-", 0) == 0);
-  CHECK(t.size() == std::string("/a/b c/f.txt.tpush-tmp-").size() + 12);
-  CHECK(tpush::ssh::remote_parent("/a/b/c") == "/a/b");
-  CHECK(tpush::ssh::remote_parent("/a") == "/");
-  CHECK(tpush::ssh::remote_parent("a") == "");
-  CHECK(tpush::ssh::remote_parent("a/b/") == "a");
-}
-
-TEST_CASE("progress line: bytes, workers done, slowest first") {
-  tpush::output::Progress p({"w0", "w1", "w2"}, 1000, false);
-  p.worker(0).started = p.worker(0).done = true;
-  p.worker(0).bytes = 1000;
-  p.worker(1).started = true;
-  p.worker(1).bytes = 100;
-  p.worker(2).started = true;
-  p.worker(2).bytes = 500;
-  const std::string line = p.line(200);
-  CHECK(line == "tpush: 1.6 KiB / 2.9 KiB (53%), 1/3 workers done, slowest: w1 10% w2 50%");
-  CHECK(p.line(20).size() == 19);
 }

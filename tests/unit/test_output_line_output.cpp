@@ -91,56 +91,7 @@ std::vector<std::string> lines_of(std::string_view text) {
   return out;
 }
 
-bool readable(int fd, int timeout_ms) {
-  pollfd p{fd, POLLIN, 0};
-  return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
-}
-
 }  // namespace
-
-TEST_CASE("line output: splitter emits whole lines whatever the chunking") {
-  std::mt19937 rng(42);
-  const std::string input = random_stream(rng, 20000) + "tail without newline";
-  std::vector<std::string> expected = lines_of(input);
-
-  auto run = [&](auto&& chunker) {
-    LineSplitter s;
-    std::vector<std::string> got;
-    std::vector<bool> newlines;
-    auto emit = [&](std::string_view line, bool nl) {
-      got.emplace_back(line);
-      newlines.push_back(nl);
-    };
-    chunker(s, emit);
-    s.finish(emit);
-    CHECK(got == expected);
-    REQUIRE(!newlines.empty());
-    CHECK_FALSE(newlines.back());  // the tail had no newline
-    for (std::size_t i = 0; i + 1 < newlines.size(); ++i) CHECK(newlines[i]);
-    CHECK_FALSE(s.has_partial());
-  };
-  SUBCASE("byte by byte") {
-    run([&](LineSplitter& s, auto& emit) {
-      for (char c : input) s.append(std::string_view(&c, 1), emit);
-    });
-  }
-  SUBCASE("random chunk sizes") {
-    for (int round = 0; round < 20; ++round) {
-      run([&](LineSplitter& s, auto& emit) {
-        std::uniform_int_distribution<std::size_t> size(0, 300);
-        std::string_view rest = input;
-        while (!rest.empty()) {
-          const std::size_t n = std::min(size(rng), rest.size());
-          s.append(rest.substr(0, n), emit);
-          rest.remove_prefix(n);
-        }
-      });
-    }
-  }
-  SUBCASE("all at once") {
-    run([&](LineSplitter& s, auto& emit) { s.append(input, emit); });
-  }
-}
 
 TEST_CASE("line output: prefixed output equals the input split into lines (property)") {
   std::mt19937 rng(7);
@@ -394,65 +345,4 @@ TEST_CASE("line output: interleaved partial lines of two workers never tear") {
   CHECK(got_a == lines_of(a));
   CHECK(got_b == lines_of(b));
   CHECK(out.contents().back() == '\n');
-}
-
-TEST_CASE("line output: writer notices when the reader of a pipe is gone") {
-  std::signal(SIGPIPE, SIG_IGN);
-  int p[2];
-  REQUIRE(pipe2(p, O_CLOEXEC) == 0);
-  close(p[0]);
-  {
-    Writer writer(p[1], p[1]);
-    CHECK_FALSE(writer.reader_gone());
-    CHECK_FALSE(readable(writer.wake_fd(), 0));
-    writer.write(1, "hello\n");
-    CHECK(readable(writer.wake_fd(), 5000));
-    CHECK(writer.reader_gone());
-    writer.clear_wake();
-    CHECK_FALSE(readable(writer.wake_fd(), 0));
-    writer.write(2, "dropped\n");  // accepted and dropped, no crash
-    writer.drain_and_stop();
-    CHECK(writer.reader_gone());
-  }
-  close(p[1]);
-}
-
-TEST_CASE("line output: writer is congested above high water until drained") {
-  std::signal(SIGPIPE, SIG_IGN);
-  int p[2];
-  REQUIRE(pipe2(p, O_CLOEXEC) == 0);
-  std::string payload(Writer::high_water + 4096, 'y');
-  for (std::size_t i = 0; i < payload.size(); i += 4099) payload[i] = '\n';
-  std::string received;
-  {
-    Writer writer(p[1], p[1]);
-    writer.write(1, std::string(1000, 'a'));
-    CHECK_FALSE(writer.congested());
-    writer.write(1, payload);
-    CHECK(writer.congested());
-    // Nobody reads the pipe: the writer thread is stuck, the queue stays full.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    CHECK(writer.congested());
-    CHECK_FALSE(readable(writer.wake_fd(), 0));
-
-    const std::size_t want = 1000 + payload.size();
-    std::thread reader([&] {
-      char buf[1 << 16];
-      while (received.size() < want) {
-        const ssize_t n = read(p[0], buf, sizeof buf);
-        if (n <= 0) break;
-        received.append(buf, static_cast<std::size_t>(n));
-      }
-    });
-    CHECK(readable(writer.wake_fd(), 10000));
-    CHECK_FALSE(writer.congested());
-    CHECK_FALSE(writer.reader_gone());
-    writer.clear_wake();
-    reader.join();
-    writer.drain_and_stop();
-  }
-  close(p[0]);
-  close(p[1]);
-  CHECK(received.size() == 1000 + payload.size());
-  CHECK(received == std::string(1000, 'a') + payload);
 }

@@ -1,7 +1,8 @@
 // The one place tpush handles signals. Create it first thing in main, before
 // any thread starts: SIGINT, SIGTERM and SIGHUP are blocked in every thread and
 // delivered through a signalfd the event loop watches; SIGPIPE is ignored, so a
-// vanished reader shows up as EPIPE on write and tpush ends quietly.
+// vanished reader shows up as EPIPE on write and tpush ends quietly. Children
+// get the defaults back in util/child_process.cpp.
 #pragma once
 
 #include <signal.h>
@@ -16,8 +17,6 @@ class SignalScope {
   SignalScope& operator=(const SignalScope&) = delete;
 
   int fd() const { return fd_; }
-  // The mask to restore in a child process before exec.
-  static void restore_in_child();
 
  private:
   int fd_ = -1;
