@@ -24,14 +24,24 @@
 // at most 16 levels) is read once at load and applies where it stands, only
 // when its block does. Unknown keywords are errors unless an IgnoreUnknown
 // obtained before covers them; bad values are errors. CanonicalizeHostname
-// is not done (a warning says so).
+// is not done (a warning says so). ProxyJump and ProxyCommand: whichever
+// comes first wins and `ProxyCommand none` stops both, but `ProxyJump none`
+// stops only later ProxyJumps (Debian's ssh has OpenSSH 10.3's rule there).
+//
+// Precedence in tpush: its own -l/-p, else the user@ and :port written in the
+// host list, go in the HostQuery (user_from/port_from name which). OpenSSH
+// sets those before it reads the config, so they win over -o and the files,
+// and `Match user` and %r see them; the query's host and user are checked as
+// ssh checks its command line. A field nothing set stays unset, so tpush's
+// defaults apply; with_openssh_defaults() gives OpenSSH's instead.
 //
 // Values are expanded where OpenSSH 9.2 expands them: HostName (%h %%, then
 // lowercased unless it is an address), IdentityFile, IdentityAgent and
 // UserKnownHostsFile (~, %C %L %i %k %l %n %p %d %h %r %u %%, ${ENV}),
 // GlobalKnownHostsFile (~ only), ProxyCommand (%h %k %n %p %r %%). `~` is
 // `home`, where OpenSSH uses the passwd entry's home. Unset user and port
-// expand as OpenSSH's defaults (local_user, 22).
+// expand as OpenSSH's defaults (local_user, 22); a caller with other
+// defaults can expand the `written` values again with expand_tokens().
 #pragma once
 
 #include <cstdint>
