@@ -238,6 +238,21 @@ TEST_CASE("ssh_config: relative Includes in the system file read /etc/ssh (here:
   CHECK(config.resolve(query("x")).user.value == "from-system-include");
 }
 
+TEST_CASE("ssh_config: IdentityFile drops a repeat from the same kind of file only") {
+  Home h;
+  const fs::path user = h.write(".ssh/config", "IdentityFile ~/.ssh/a\nIdentityFile ~/.ssh/a\nIdentityFile none\n");
+  const fs::path sys = h.write("etc/ssh_config", "IdentityFile ~/.ssh/a\nIdentityFile ~/.ssh/b\n");
+  const SshConfig config =
+      SshConfig::load({{}, {{user, ConfigScope::user}, {sys, ConfigScope::system}}, h.dir.path(), "me"});
+  const HostConfig c = config.resolve(query("x"));
+  std::vector<std::string> written, paths;
+  for (const IdentityFileEntry& id : c.identity_files) written.push_back(id.written), paths.push_back(id.path);
+  // OpenSSH keeps the system file's copy apart from the user's (its "user provided" flag).
+  CHECK(written == std::vector<std::string>{"~/.ssh/a", "none", "~/.ssh/a", "~/.ssh/b"});
+  CHECK(paths == std::vector<std::string>{h.home() + "/.ssh/a", "", h.home() + "/.ssh/a", h.home() + "/.ssh/b"});
+  CHECK(c.identity_files[2].origin.to_string() == "~/etc/ssh_config:1");
+}
+
 TEST_CASE("ssh_config: Debian's BatchMode default for ServerAliveInterval") {
   Home h;
   const SshConfig config = h.load("Host batch\n  BatchMode yes\n");
