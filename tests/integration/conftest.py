@@ -396,3 +396,105 @@ def fingerprint(pubkey_file: Path) -> str:
     out = subprocess.run(["ssh-keygen", "-lf", str(pubkey_file)], capture_output=True, text=True,
                          check=True, timeout=30).stdout
     return out.split()[1]
+
+
+# ---------------------------------------------------------------------------
+# Reach: jump hosts, workers only a jump host reaches, ProxyCommands, and IAP / OS Login
+# through the stand-in gcloud (tests/farm/jump.py, proxycmd.py, fake_gcloud.py, relay.py)
+
+import jump as jump_mod  # noqa: E402
+from fake_gcloud import FakeGcloud  # noqa: E402
+from proxycmd import Relay  # noqa: E402
+
+
+@pytest.fixture
+def bastion(farm):
+    """A jump host (jump.Bastion) on its own loopback address in front of the farm; works
+    for any user.  The workers stay reachable directly too, so a test proves its traffic
+    went through the bastion with the bastion's log: bastion.sessions() counts accepted
+    logins, bastion.channels() direct-tcpip channels, bastion.log.targets() where each
+    channel went (`m = bastion.mark()` then `since=m` for counts after a point).
+    bastion.add_to_known_hosts(file) trusts it; bastion.jump(USER) is a -J value;
+    bastion.kill_sessions() drops every connection it carries.  Stopped after the test."""
+    b = jump_mod.Bastion(farm.authorized_keys)
+    try:
+        b.start()
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture
+def bastions(farm):
+    """Factory for more bastions, e.g. ones that fail on purpose:
+    bastions(fault="wrong_host_key" | "refuse_auth" | "no_forwarding") -> started
+    jump.Bastion in front of the farm.  Every one is stopped after the test."""
+    made: list = []
+
+    def make(fault=None, **kw):
+        b = jump_mod.Bastion(farm.authorized_keys, fault=fault, **kw)
+        made.append(b)
+        return b.start()
+    try:
+        yield make
+    finally:
+        for b in made:
+            b.stop()
+
+
+@pytest.fixture(scope="session")
+def hidden_farm(farm):
+    """FARM_WORKERS workers that only a bastion reaches (jump.HiddenFarm): their sshd and
+    the bastion run in a network namespace made for this session; from here only
+    hidden_farm.bastion.host answers.  hidden_farm.hosts are the workers' 127.0.1.k:PORT
+    (as the bastion sees them), hidden_farm.known_hosts trusts workers and bastion,
+    hidden_farm.ssh_config(key, USER) is an OpenSSH config (Host bastion, Host w0..).
+    Shared by the session: count bastion traffic from a mark().  Needs root (a network
+    namespace and a veth need CAP_SYS_ADMIN/CAP_NET_ADMIN): skipped otherwise; the
+    `bastion` fixture covers non-root runs."""
+    ok, reason = jump_mod.netns_available()
+    if not ok:
+        pytest.skip(f"hidden farm: {reason}")
+    hf = jump_mod.HiddenFarm(farm, FARM_WORKERS)
+    try:
+        hf.start()
+        yield hf
+    finally:
+        hf.stop()
+
+
+@pytest.fixture(autouse=True)
+def _kill_leftover_hidden_sessions(request):
+    """After each test that used the hidden farm, drop the connections it left to the
+    hidden workers and the bastion (both keep listening for the next test)."""
+    yield
+    hf = request.node.funcargs.get("hidden_farm")  # absent when it was skipped or failed
+    if hf is not None:
+        hf.kill_sessions()
+
+
+@pytest.fixture
+def relay(tmp_path):
+    """tests/farm/relay.py as a ProxyCommand (proxycmd.Relay): relay.command() is
+    'relay.py --log FILE %h %p', with fail=/hang=/die_after=/connect_delay= faults;
+    relay.log counts invocations (started(), connected(), targets()).  Relays still
+    running after the test are killed by PID."""
+    r = Relay(tmp_path / "relay")
+    try:
+        yield r
+    finally:
+        r.kill_leftovers()
+
+
+@pytest.fixture
+def fake_gcloud(tmp_path):
+    """A private fixture dir for the stand-in gcloud (fake_gcloud.FakeGcloud): tpu(...)
+    writes a TPU whose workers are given addresses and named t1v-n-...-w-K in its guest
+    attributes, env(iap_port=farm.port) runs it, proxy_command(name) is the IAP
+    ProxyCommand gcloud builds, os_login_profile(USER) the OS Login profile.  Tunnels
+    still running after the test are killed by PID."""
+    g = FakeGcloud(tmp_path / "gcloud")
+    try:
+        yield g
+    finally:
+        g.kill_leftovers()
