@@ -7,7 +7,7 @@ _tpush_options='
     -h --help --version
     -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --internal-ip --refresh --fetch-host-keys --gcloud-timeout
-    -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
+    -l --user -p --port -i --identity -J --jump -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check
     -e --env --cd --tty -n --no-stdin --detach --log
     --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color'
@@ -34,7 +34,7 @@ _tpush_sub_takes_value() {
 # Options that take a value (the next word, or --long=VALUE).
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --gcloud-timeout
-    -l --user -p --port -i --identity -f --fanout --connect-timeout -u --timeout
+    -l --user -p --port -i --identity -J --jump -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check --label --color -e --env --cd --log'
 
 _tpush_values() {  # _tpush_values OPTION CURRENT-WORD

@@ -9,6 +9,7 @@
 #include "tpush/commands/subcommands.h"
 #include "tpush/ssh/library.h"
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 namespace tpush::commands {
 namespace {
@@ -18,21 +19,6 @@ constexpr const char* kFooter =
     "Exit status: 0 all ok; 1 a remote command failed; 255 a worker was unreachable, timed out or "
     "lost; 2 usage error; 130 interrupted; 141 output closed. See tpush(1).";
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // "unknown option '--fanuot' (did you mean '--fanout'?)"
 std::string unknown_option_message(const CLI::App& app, const std::string& arg) {
   const std::string name = arg.substr(0, arg.find('='));
@@ -40,7 +26,7 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
   std::size_t best_d = 3;
   for (const CLI::Option* opt : app.get_options()) {
     for (const auto& l : opt->get_lnames()) {
-      const std::size_t d = edit_distance(name, "--" + l);
+      const std::size_t d = util::edit_distance(name, "--" + l);
       if (d < best_d) best_d = d, best = "--" + l;
     }
   }
@@ -99,6 +85,10 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   option("-l,--user", o.user, "USER", "Remote user (default: user@ in the host, else $USER)", how);
   option("-p,--port", o.port, "PORT", "Remote port (default: host:port, else 22)", how)->check(CLI::Range(1, 65535));
   one_each(option("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how));
+  option("-J,--jump", o.jump, "[USER@]HOST[:PORT][,...]",
+         "Reach the workers through these jump hosts (ProxyJump): one session per jump host carries "
+         "every worker",
+         how);
   option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
       ->check(CLI::PositiveNumber);
   option("--connect-timeout", o.connect_timeout, "SECONDS",

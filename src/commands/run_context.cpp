@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tpush/inventory/host_list.h"
 #include "tpush/output/exit_codes.h"
 #include "tpush/output/summary.h"
 #include "tpush/util/error.h"
@@ -45,6 +46,23 @@ std::vector<std::filesystem::path> paths(const std::vector<std::string>& files) 
   return {files.begin(), files.end()};
 }
 
+// -J a,bob@b:2222: the jump hosts, outermost first. A jump host's user is its
+// own (user@), else $USER: -l names the workers' user only, as with ssh.
+std::vector<ssh::JumpPool::Hop> jump_hops(const std::string& spec) {
+  std::vector<ssh::JumpPool::Hop> hops;
+  if (spec.empty() || spec == "none") return hops;
+  for (const auto& h : inventory::expand_host_list(spec)) {
+    ssh::JumpPool::Hop hop;
+    hop.endpoint.host = h.host;
+    hop.endpoint.port = h.port ? h.port : 22;
+    hop.endpoint.user = h.user.empty() ? util::user_name() : h.user;
+    hop.name = hop.endpoint.user + "@" + h.text + (h.port ? "" : ":22");
+    hops.push_back(std::move(hop));
+  }
+  if (hops.empty()) throw UsageError("-J '" + spec + "': no jump host in it (write -J [user@]host[:port][,...])");
+  return hops;
+}
+
 }  // namespace
 
 RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers, int signal_fd)
@@ -61,7 +79,8 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       default_port_(o.port ? o.port : 22),
       fanout_(choose_fanout(o, workers_.size())),
       writer_(STDOUT_FILENO, STDERR_FILENO),
-      lines_(writer_, labels_, {!o.no_prefix, use_color(o.color)}) {
+      lines_(writer_, labels_, {!o.no_prefix, use_color(o.color)}),
+      jumps_(settings_, std::chrono::seconds(o.connect_timeout)) {
   settings_.credentials = &credentials_;
   settings_.host_keys = &host_keys_;
   settings_.home = home_;
@@ -70,13 +89,20 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
   if (o.timeout) deadlines_.command = std::chrono::seconds(*o.timeout);
   deadlines_.alive_interval = settings_.alive_interval;
   deadlines_.alive_count = settings_.alive_count;
+  settings_.reaper = &reaper_;
+  jump_chain_ = jump_hops(o.jump);
 }
 
 ssh::Endpoint RunContext::endpoint(std::size_t i) const {
   const auto& w = workers_[i];
-  return {w.target.host, w.target.port ? w.target.port : default_port_,
-          w.target.user.empty() ? default_user_ : w.target.user, w.host_key_aliases,
-          w.pinned_host_key};
+  ssh::Endpoint e;
+  e.host = w.target.host;
+  e.port = w.target.port ? w.target.port : default_port_;
+  e.user = w.target.user.empty() ? default_user_ : w.target.user;
+  e.host_key_aliases = w.host_key_aliases;
+  e.pinned_host_key = w.pinned_host_key;
+  if (!jump_chain_.empty()) e.via = const_cast<ssh::JumpPool&>(jumps_).route(jump_chain_, e.host, e.port);
+  return e;
 }
 
 std::vector<std::size_t> RunContext::everyone() const {
@@ -90,7 +116,12 @@ fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, cons
   fanout::Scheduler scheduler(
       targets.size(), fanout_, [&](std::size_t k) { return make_job(targets[k]); }, signal_fd_, &lines_,
       after_events_, input);
-  return scheduler.run();
+  scheduler.add(reaper_);
+  jumps_.attach(&scheduler);
+  auto outcome = scheduler.run();
+  jumps_.attach(nullptr);
+  scheduler.remove(reaper_);
+  return outcome;
 }
 
 int RunContext::finish(const fanout::RunOutcome& run) {

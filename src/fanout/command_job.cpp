@@ -38,7 +38,7 @@ void CommandJob::advance_work() {
 void CommandJob::finish_from_channel() {
   if (channel_->phase() == ssh::ExecChannel::Phase::failed) {
     const auto& err = channel_->error();
-    if (channel_->server_hung_up()) return finish(Outcome::lost, "connection lost (" + err + ")");
+    if (channel_->server_hung_up()) return finish(Outcome::lost, lost_reason(err));
     return finish(Outcome::failed, err);
   }
   if (!channel_->exit_signal().empty())

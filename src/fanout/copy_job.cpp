@@ -27,7 +27,7 @@ void CopyJob::advance_work() {
       return finish(Outcome::ok, "ok", 0);
     case ssh::SftpTransfer::Phase::failed:
       if (cancelling_) return finish(Outcome::interrupted, "interrupted");
-      if (transfer_->server_hung_up()) return finish(Outcome::lost, "connection lost (" + transfer_->error() + ")");
+      if (transfer_->server_hung_up()) return finish(Outcome::lost, lost_reason(transfer_->error()));
       return finish(Outcome::failed, transfer_->error());
   }
 }

@@ -18,6 +18,7 @@ namespace {
 constexpr std::uint64_t kSignalTag = ~std::uint64_t{0};
 constexpr std::uint64_t kWriterTag = kSignalTag - 1;
 constexpr std::uint64_t kInputTag = kSignalTag - 2;
+constexpr std::uint64_t kServiceTag = std::uint64_t{1} << 62;  // | the service's index
 constexpr auto kTick = std::chrono::milliseconds(100);
 
 unsigned events_for(util::Wait w) {
@@ -81,32 +82,67 @@ void Scheduler::start_more(Clock::time_point now) {
   }
 }
 
+void Scheduler::watch(Watch& w, int fd, unsigned events, std::uint64_t tag) {
+  if (fd < 0) events = 0;
+  if (w.fd >= 0 && (w.fd != fd || events == 0)) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, w.fd, nullptr);  // may be gone already
+    w.fd = -1;
+  }
+  if (events != 0 && (w.fd != fd || w.events != events)) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = tag;
+    const int op = w.fd == fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(epoll_fd_, op, fd, &ev) != 0 && errno == ENOENT)
+      epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);  // the kernel dropped it with a closed fd
+    w.fd = fd;
+    w.events = events;
+  }
+}
+
 // Brings the epoll registration in line with what the job now waits for, or
 // collects its result when it has finished.
 void Scheduler::settle(std::size_t i) {
   Slot& slot = slots_[i];
   Job& job = *slot.job;
-  const int fd = job.finished() ? -1 : job.fd();
-  const unsigned events = fd < 0 ? 0 : events_for(job.wait());
-  if (slot.registered_fd >= 0 && (slot.registered_fd != fd || events == 0)) {
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, slot.registered_fd, nullptr);  // may be gone already
-    slot.registered_fd = -1;
-  }
-  if (fd >= 0 && events != 0 &&
-      (slot.registered_fd != fd || slot.registered_events != events)) {
-    epoll_event ev{};
-    ev.events = events;
-    ev.data.u64 = i;
-    const int op = slot.registered_fd == fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(epoll_fd_, op, fd, &ev) != 0 && errno == ENOENT)
-      epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);  // the kernel dropped it with a closed fd
-    slot.registered_fd = fd;
-    slot.registered_events = events;
-  }
+  watch(slot.watch, job.finished() ? -1 : job.fd(), events_for(job.wait()), i);
   if (job.finished()) {
     outcome_.results[i] = job.result();
     slot.job.reset();
     active_.erase(std::find(active_.begin(), active_.end(), i));
+  }
+}
+
+void Scheduler::add(util::Pollable& p) {
+  for (const auto& s : services_)
+    if (s.pollable == &p) return;
+  services_.push_back({&p, {}});
+  settle_service(services_.size() - 1);
+}
+
+void Scheduler::remove(util::Pollable& p) {
+  for (auto& s : services_) {
+    if (s.pollable != &p) continue;
+    watch(s.watch, -1, 0, 0);
+    s.pollable = nullptr;
+  }
+}
+
+void Scheduler::update(util::Pollable& p) {
+  for (std::size_t i = 0; i < services_.size(); ++i)
+    if (services_[i].pollable == &p) settle_service(i);
+}
+
+void Scheduler::settle_service(std::size_t i) {
+  Service& s = services_[i];
+  if (s.pollable) watch(s.watch, s.pollable->fd(), events_for(s.pollable->wait()), kServiceTag | i);
+}
+
+void Scheduler::for_each_service(const std::function<void(util::Pollable&)>& call) {
+  for (std::size_t i = 0; i < services_.size(); ++i) {
+    if (!services_[i].pollable) continue;
+    call(*services_[i].pollable);
+    settle_service(i);
   }
 }
 
@@ -243,6 +279,9 @@ RunOutcome Scheduler::run() {
         } else {
           resume = true;
         }
+      } else if (tag & kServiceTag) {
+        const std::size_t i = static_cast<std::size_t>(tag & ~kServiceTag);
+        if (i < services_.size() && services_[i].pollable) services_[i].pollable->advance(now);
       } else if (tag < slots_.size() && slots_[tag].job) {
         slots_[tag].job->advance(now);
         settle(tag);
@@ -256,9 +295,12 @@ RunOutcome Scheduler::run() {
       });
     }
     if (now >= next_tick) {
+      for_each_service([now](util::Pollable& p) { p.tick(now); });
       for_each_running([now](Job& job) { job.tick(now); });
       next_tick = now + kTick;
     }
+    // Jobs may have asked a service for something (a jump host for a tunnel).
+    for (std::size_t i = 0; i < services_.size(); ++i) settle_service(i);
     if (read_file || input_full) pump_input(now);
     after_events();
     if (output_ && output_->closed() && !outcome_.output_closed) abort_all();

@@ -50,9 +50,14 @@ void SessionJob::tick(Clock::time_point now) {
   const auto last = std::max(connection_.last_receive(), alive_reference_);
   if (now - last >= deadlines_.silence_limit()) {
     const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - last);
-    return finish(Outcome::lost, "connection lost (no response for " + seconds_text(silent) + ")");
+    return finish(Outcome::lost, lost_reason("no response for " + seconds_text(silent)));
   }
   connection_.tick(now);
+}
+
+std::string SessionJob::lost_reason(const std::string& detail) const {
+  const std::string cause = connection_.path_failure();
+  return "connection lost (" + (cause.empty() ? detail : cause) + ")";
 }
 
 void SessionJob::release() {

@@ -61,7 +61,7 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
     *static_cast<char*>(buf) = self->banner_line_[self->banner_pos_++];
     return 1;
   }
-  if (self->recv_budget_ == 0 || self->recv_calls_left_ == 0) return -EAGAIN;
+  if (self->recv_budget_ == 0 || self->recv_calls_left_ == 0 || self->recv_dry_) return -EAGAIN;
   --self->recv_calls_left_;
   ssize_t n;
   if (len == 1 && self->phase_ == Phase::handshake) {
@@ -85,14 +85,20 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
   } else {
     n = ::recv(fd, buf, std::min(len, self->recv_budget_), flags);
   }
-  if (n < 0) return -errno;
+  if (n < 0) {
+    if (errno == EAGAIN) self->recv_dry_ = true;
+    return -errno;
+  }
   if (n > 0) {
     self->recv_budget_ -= static_cast<std::size_t>(n);
     self->last_receive_ = Clock::now();
+    self->reached_ = true;  // through a transport, the first bytes say so
     // Without this, the kernel delays our ACKs and sshd's Nagle waits on them:
     // ~40 ms per round trip on loopback. QUICKACK is not sticky, so re-arm it.
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    if (!self->transport_) {
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    }
   }
   return n > 0 && len == 1 ? 1 : n;
 }
@@ -126,6 +132,10 @@ util::Wait Connection::wait() const {
 
 void Connection::fail(std::string reason) {
   if (phase_ == Phase::failed) return;
+  if (transport_) {  // the way there failed: that is the cause
+    if (std::string cause = transport_->failure(); !cause.empty()) reason = std::move(cause);
+    else if (std::string said = transport_->notes(); !said.empty()) reason += " (proxy said: " + said + ")";
+  }
   phase_ = Phase::failed;
   failure_reason_ = std::move(reason);
   abandon();
@@ -160,6 +170,7 @@ void Connection::advance() {
 // An address literal is parsed here; a name goes to a NameLookup, and
 // advance() comes back when its fd is readable.
 void Connection::resolve() {
+  if (endpoint_.via) return open_transport();
   int rc;
   std::unique_ptr<NameLookup> finished;  // its eventfd is closed after the socket exists
   if (lookup_) {
@@ -186,6 +197,17 @@ void Connection::resolve() {
   }
   next_address_ = addresses_;
   start_connect();
+}
+
+// A jump host or a proxy command carries the session: its fd is ready at once,
+// and SSH starts on it (what we write waits until the far end is reached).
+void Connection::open_transport() {
+  transport_ = endpoint_.via();
+  const int fd = transport_->open();
+  if (fd < 0) return fail(transport_->failure());
+  fd_ = fd;
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  start_session();
 }
 
 // The event loop watches fds by number, and closing an fd drops its watch
@@ -435,6 +457,7 @@ void Connection::abandon() {
   }
   lookup_.reset();
   close_socket();
+  if (transport_) transport_->close();
   if (addresses_) {
     freeaddrinfo(addresses_);
     addresses_ = next_address_ = nullptr;

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "tpush/util/strings.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 

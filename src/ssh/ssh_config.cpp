@@ -11,7 +11,7 @@
 #include "tpush/ssh/ssh_config_parse.h"
 #include "tpush/ssh/ssh_config_tokens.h"
 #include "tpush/util/error.h"
-#include "tpush/util/strings.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "tpush/util/strings.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 

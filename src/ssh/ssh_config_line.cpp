@@ -1,6 +1,6 @@
 #include "tpush/ssh/ssh_config_line.h"
 
-#include "tpush/util/strings.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 

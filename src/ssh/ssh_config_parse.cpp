@@ -14,7 +14,7 @@
 #include "tpush/ssh/pattern.h"
 #include "tpush/ssh/ssh_config_line.h"
 #include "tpush/ssh/ssh_config_tokens.h"
-#include "tpush/util/strings.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 

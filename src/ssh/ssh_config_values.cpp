@@ -8,7 +8,7 @@
 #include <span>
 
 #include "tpush/ssh/ssh_config_tokens.h"
-#include "tpush/util/strings.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 

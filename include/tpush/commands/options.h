@@ -34,6 +34,7 @@ struct Options {
   std::string user;                     // -l
   uint16_t port = 0;                    // -p
   std::vector<std::string> identities;  // -i
+  std::string jump;                     // -J [user@]host[:port][,more]
   std::size_t fanout = 0;               // -f, 0 = default
   int connect_timeout = 10;
   std::optional<int> timeout;           // -u

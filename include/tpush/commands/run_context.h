@@ -19,6 +19,8 @@
 #include "tpush/ssh/connection.h"
 #include "tpush/ssh/credentials.h"
 #include "tpush/ssh/host_key_policy.h"
+#include "tpush/ssh/jump_host.h"
+#include "tpush/util/child_reaper.h"
 
 namespace tpush::commands {
 
@@ -77,6 +79,9 @@ class RunContext {
   output::Writer writer_;
   output::LineOutput lines_;
   std::function<void()> after_events_;
+  util::ChildReaper reaper_;        // proxy commands of workers that ended
+  ssh::JumpPool jumps_;             // one session per jump host, shared by its workers
+  std::vector<ssh::JumpPool::Hop> jump_chain_;  // -J
 };
 
 }  // namespace tpush::commands

@@ -12,6 +12,7 @@
 #include "tpush/fanout/input_feed.h"
 #include "tpush/fanout/job.h"
 #include "tpush/fanout/output_sink.h"
+#include "tpush/util/pollable.h"
 
 namespace tpush::fanout {
 
@@ -21,7 +22,11 @@ struct RunOutcome {
   bool output_closed = false;
 };
 
-class Scheduler {
+// Besides the jobs, it drives services (util::Pollable) added to it as a
+// Reactor: jump-host sessions that carry many workers, the child reaper. They
+// are advanced when their fd is ready and ticked with the jobs; they do not
+// keep the run going once every job has finished.
+class Scheduler final : public util::Reactor {
  public:
   // At most this many workers set up their connections at once (the rest of
   // the fan-out waits, its connect deadline not yet started): sshd's accept
@@ -45,18 +50,33 @@ class Scheduler {
   Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory, int signal_fd,
             OutputSink* output, std::function<void()> after_events = {}, InputFeed* input = nullptr,
             Now now = Clock::now);
-  ~Scheduler();
+  ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
   RunOutcome run();
 
+  void add(util::Pollable& p) override;
+  void remove(util::Pollable& p) override;
+  void update(util::Pollable& p) override;
+
  private:
+  struct Watch {  // what epoll watches for a job or a service
+    int fd = -1;
+    unsigned events = 0;
+  };
   struct Slot {
     std::unique_ptr<Job> job;
-    int registered_fd = -1;
-    unsigned registered_events = 0;
+    Watch watch;
   };
+  struct Service {
+    util::Pollable* pollable = nullptr;  // null once removed (indexes stay put)
+    Watch watch;
+  };
+  // Makes epoll watch `fd` for `events` under `tag` (nothing: no watch).
+  void watch(Watch& w, int fd, unsigned events, std::uint64_t tag);
+  void settle_service(std::size_t index);
+  void for_each_service(const std::function<void(util::Pollable&)>& call);
   void start_more(Clock::time_point now);
   std::size_t count_connecting() const;
   void settle(std::size_t index);  // after any call into a job
@@ -80,6 +100,7 @@ class Scheduler {
   Now now_;
   int epoll_fd_ = -1;
   std::vector<Slot> slots_;
+  std::vector<Service> services_;
   std::vector<std::size_t> active_;
   std::size_t next_ = 0;
   bool stopping_ = false;

@@ -40,6 +40,9 @@ class SessionJob : public WorkerJob {
   virtual void release_work() = 0;
 
   bool working() const { return working_; }
+  // "connection lost (DETAIL)", or with the cause when the way there failed
+  // ("connection lost (jump host bastion:22: connection lost (...))").
+  std::string lost_reason(const std::string& detail) const;
   LIBSSH2_SESSION* session() const { return connection_.session(); }
 
  private:

@@ -17,11 +17,16 @@
 
 #include "tpush/ssh/credentials.h"
 #include "tpush/ssh/host_key_policy.h"
+#include "tpush/ssh/transport.h"
 #include "tpush/util/wait.h"
 
 typedef struct _LIBSSH2_SESSION LIBSSH2_SESSION;
 typedef struct _LIBSSH2_AGENT LIBSSH2_AGENT;
 struct libssh2_agent_publickey;
+
+namespace tpush::util {
+class ChildReaper;
+}
 
 namespace tpush::ssh {
 
@@ -35,11 +40,15 @@ struct Endpoint {
   std::string user;
   std::vector<std::string> host_key_aliases;
   std::optional<std::string> pinned_host_key;
+  // Set when the worker is reached through a jump host or a proxy command
+  // instead of a TCP connection of our own.
+  TransportFactory via;
 };
 
 struct ConnectionSettings {
   const Credentials* credentials = nullptr;
   HostKeyPolicy* host_keys = nullptr;
+  util::ChildReaper* reaper = nullptr;  // takes proxy commands of connections that end
   std::filesystem::path home;          // for shortening key paths in messages
   std::chrono::seconds alive_interval{5};
   int alive_count = 3;
@@ -56,9 +65,12 @@ class Connection {
 
   void advance();
   Phase phase() const { return phase_; }
-  // True once the TCP connection was established (later failures are not
-  // about the address).
+  // True once the TCP connection was established, or bytes arrived through
+  // the transport (later failures are not about the address).
   bool reached() const { return reached_; }
+  // Why the way to the worker (jump host, proxy command) failed, if it did:
+  // the cause of a connection lost mid-run. Empty without a transport.
+  std::string path_failure() const { return transport_ ? transport_->failure() : std::string(); }
   const char* phase_name() const;
   // The socket, or while a host name is being looked up, the lookup's eventfd.
   int fd() const;
@@ -74,6 +86,7 @@ class Connection {
   void new_turn() {
     recv_budget_ = turn_bytes;
     recv_calls_left_ = turn_calls;
+    recv_dry_ = false;
   }
   static constexpr std::size_t turn_bytes = 512u << 10;
   static constexpr int turn_calls = 64;
@@ -97,6 +110,7 @@ class Connection {
 
  private:
   void resolve();
+  void open_transport();
   void start_connect();
   void finish_connect();
   void start_session();
@@ -114,6 +128,7 @@ class Connection {
   util::Wait wait_ = util::Wait::none;
   int fd_ = -1;
   std::unique_ptr<NameLookup> lookup_;  // while a host name is being looked up
+  std::unique_ptr<Transport> transport_;  // jump host or proxy command, when there is one
   addrinfo* addresses_ = nullptr;
   addrinfo* next_address_ = nullptr;
   std::string connect_error_;
@@ -127,6 +142,10 @@ class Connection {
   std::string banner_line_;  // the server's banner line, read whole, handed to libssh2 bytewise
   std::size_t banner_pos_ = 0;
   int recv_calls_left_ = turn_calls;
+  // The socket said EAGAIN this turn: libssh2 asks again for every channel it
+  // reads (a jump host reads hundreds), and the answer cannot change before
+  // the event loop says the socket is readable.
+  bool recv_dry_ = false;
 
   // auth progress
   LIBSSH2_AGENT* agent_ = nullptr;

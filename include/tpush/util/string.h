@@ -1,6 +1,8 @@
-// Small string helpers every layer uses: trimming, joining, splitting.
+// Small string helpers every layer uses: trimming, joining, splitting, ASCII case,
+// edit distance for "did you mean" hints, escaping for messages.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,14 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // `s` cut at every `separator`; empty pieces are kept ("a,,b" gives 3 items,
 // "" gives one empty item).
 std::vector<std::string> split(std::string_view s, char separator);
+
+std::string ascii_lowercase(std::string_view s);
+
+// Equal when compared without regard to ASCII case.
+bool iequals(std::string_view a, std::string_view b);
+
+// Levenshtein distance, for "did you mean" hints.
+std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // `text` with its control characters shown as C escapes (\n, \t, \x1b), so a
 // message quoting user input stays one line and cannot drive the terminal.

@@ -1,0 +1,156 @@
+// ProxyJump in-process: ONE authenticated session to a jump host carries many
+// workers' SSH sessions, each over a direct-tcpip channel of it. A worker's
+// own session speaks SSH on one end of a socketpair (its Transport); the jump
+// host relays the other end to and from the worker's channel. Everything runs
+// in the event loop: the jump host is a util::Pollable whose fd is an epoll
+// fd over its own connection and every relay socket.
+//
+// libssh2 allows one packet half-sent per session: after a call returns
+// EAGAIN with the session blocked outbound, that same call (same channel, same
+// data) must be repeated before any other may send. The jump host keeps that
+// order: it remembers which tunnel's operation is half-sent and finishes it
+// first. libssh2 also opens one channel at a time per session, so tunnels wait
+// in a queue for their channel; a busy jump host is spread over several
+// sessions by the JumpPool.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tpush/ssh/connection.h"
+#include "tpush/ssh/transport.h"
+#include "tpush/util/pollable.h"
+
+typedef struct _LIBSSH2_CHANNEL LIBSSH2_CHANNEL;
+
+namespace tpush::ssh {
+
+class JumpHost final : public util::Pollable {
+ public:
+  // `name` names it in messages ("alice@bastion:22"). The endpoint may itself
+  // be reached through another jump host (`endpoint.via`).
+  JumpHost(std::string name, Endpoint endpoint, const ConnectionSettings& settings,
+           std::chrono::seconds connect_timeout);
+  ~JumpHost() override;
+  JumpHost(const JumpHost&) = delete;
+  JumpHost& operator=(const JumpHost&) = delete;
+
+  // A worker's way to host:port through this jump host. The connection to the
+  // jump host starts with the first tunnel that is opened.
+  std::unique_ptr<Transport> tunnel_to(std::string host, std::uint16_t port);
+
+  const std::string& name() const { return name_; }
+  // Tunnels that still use it, and those waiting for their channel.
+  std::size_t tunnels() const { return tunnels_.size(); }
+  std::size_t waiting() const;
+  // How long the tunnels waiting for a channel will wait, at the pace channels
+  // have opened so far (zero until one has).
+  std::chrono::duration<double> backlog() const;
+  bool failed() const { return !failure_.empty(); }
+  // Sessions that carried at least one channel (for `-v` and the bench).
+  std::size_t channels_opened() const { return channels_opened_; }
+
+  // Where the scheduler is, so a change made from a worker's call (a new
+  // tunnel) updates the watch. May be null between runs.
+  void set_reactor(util::Reactor* reactor) { reactor_ = reactor; }
+
+  int fd() const override { return epoll_fd_; }
+  util::Wait wait() const override { return util::Wait::read; }
+  void advance(Clock::time_point now) override;
+  void tick(Clock::time_point now) override;
+
+  // The relay's per-tunnel buffer in each direction: reading from one side
+  // stops while this much waits for the other (backpressure).
+  static constexpr std::size_t buffer_limit = 256u << 10;
+
+ private:
+  struct Tunnel;
+  class TunnelTransport;
+  enum class Op { none, open, write, read, close };
+
+  int open_tunnel(const std::shared_ptr<Tunnel>& t);  // the worker's end, or -1
+  void start();
+  void drive(Clock::time_point now);
+  bool finish_pending();        // the half-sent operation first; false while it still blocks
+  void open_channels();
+  void pump(Tunnel& t);
+  // Each says whether it moved bytes; a libssh2 call cut short is recorded as pending.
+  bool flush_to_worker(Tunnel& t);
+  bool read_channel(Tunnel& t);
+  bool read_worker(Tunnel& t);
+  bool write_channel(Tunnel& t);
+  void close_channel(Tunnel& t);
+  void fail_tunnel(Tunnel& t, std::string why);
+  void fail_all(std::string why);
+  bool blocked(int rc, Tunnel* t, Op op);
+  void watch_relay(Tunnel& t);
+  void watch_connection();
+  void forget_closed();
+  std::string libssh2_error() const;
+
+  std::string name_;
+  ConnectionSettings settings_;
+  Connection connection_;
+  std::chrono::seconds connect_timeout_;
+  util::Reactor* reactor_ = nullptr;
+  int epoll_fd_ = -1;
+  int watched_connection_fd_ = -1;
+  unsigned watched_connection_events_ = 0;
+  bool started_ = false;
+  Clock::time_point started_at_{};
+  std::string failure_;
+  std::vector<std::shared_ptr<Tunnel>> tunnels_;
+  std::deque<Tunnel*> to_open_;    // waiting for their channel, in order
+  Tunnel* pending_ = nullptr;     // whose operation is half-sent
+  Op pending_op_ = Op::none;
+  std::size_t channels_opened_ = 0;
+  std::optional<Clock::time_point> open_started_;    // the channel open in flight
+  std::optional<std::chrono::duration<double>> open_pace_;  // a moving average of opens
+};
+
+// Workers reached through jump hosts share them: one JumpHost per chain of
+// jumps (-J a,b: a, then b through a), made when the first worker needs it.
+// Channels open one per round trip on a session, so when a session's queue
+// would take longer than `spread_after` to drain at its measured pace (far
+// jump hosts, big pods), another session to the same host takes new workers,
+// up to `max_sessions`. Near (a LAN, loopback), one session carries all.
+class JumpPool {
+ public:
+  struct Hop {
+    std::string name;  // "alice@bastion:22", for messages
+    Endpoint endpoint;  // where and as whom; `via` is filled in by the pool
+  };
+
+  // `settings` is read when a jump host is made (during the run), so it may be
+  // filled in after the pool is constructed; it must outlive the pool.
+  JumpPool(const ConnectionSettings& settings, std::chrono::seconds connect_timeout);
+  ~JumpPool();
+
+  // The way to host:port through `chain` (outermost hop first).
+  TransportFactory route(std::vector<Hop> chain, std::string host, std::uint16_t port);
+
+  // Registers every jump host with `reactor`, and those made later; null: none.
+  void attach(util::Reactor* reactor);
+
+  static constexpr std::chrono::milliseconds spread_after{500};
+  static constexpr std::size_t max_sessions = 8;
+
+  // Sessions made so far, for messages and tests.
+  std::size_t sessions() const;
+
+ private:
+  JumpHost& pick(const std::vector<Hop>& chain);
+
+  const ConnectionSettings& settings_;
+  std::chrono::seconds connect_timeout_;
+  util::Reactor* reactor_ = nullptr;
+  // key: the chain's names joined; each entry: the sessions to that last hop
+  std::vector<std::pair<std::string, std::vector<std::unique_ptr<JumpHost>>>> hosts_;
+};
+
+}  // namespace tpush::ssh

@@ -1,0 +1,33 @@
+// How a worker's SSH session reaches its server when it is not a plain TCP
+// connection (ProxyCommand, ProxyJump): a descriptor that carries the SSH byte
+// stream, and, when the way there fails, why, naming the jump host or proxy.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace tpush::ssh {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Starts the way there and returns the fd the session speaks SSH on (one end
+  // of a socketpair), or -1 when it could not even start (failure() says why).
+  // The far end may not be reached yet: bytes written wait until it is.
+  virtual int open() = 0;
+  // The cause when the way itself failed ("jump host bastion:22: auth failed
+  // ..."), which is then the worker's reason; empty when it did not (the
+  // server behind it refused, say).
+  virtual std::string failure() const = 0;
+  // What the way said that may explain a failure (a proxy command's stderr);
+  // empty when nothing.
+  virtual std::string notes() const { return {}; }
+  // The worker is done with it: close the fd's far side, stop helpers. Never blocks.
+  virtual void close() = 0;
+};
+
+// Makes a Transport for each connection attempt of one worker.
+using TransportFactory = std::function<std::unique_ptr<Transport>()>;
+
+}  // namespace tpush::ssh

@@ -1,0 +1,37 @@
+// Small string helpers (util/string).
+#include <doctest/doctest.h>
+
+#include "tpush/util/string.h"
+
+using namespace tpush::util;
+
+TEST_CASE("strings: ASCII lowercase and case-insensitive equality") {
+  CHECK(ascii_lowercase("HostName-X_1") == "hostname-x_1");
+  CHECK(ascii_lowercase("\xc3\x84") == "\xc3\x84");  // bytes above ASCII are left alone
+  CHECK(iequals("StrictHostKeyChecking", "stricthostkeychecking"));
+  CHECK_FALSE(iequals("port", "ports"));
+  CHECK(iequals("", ""));
+}
+
+TEST_CASE("strings: edit distance") {
+  CHECK(edit_distance("hostname", "hostname") == 0);
+  CHECK(edit_distance("hostnme", "hostname") == 1);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+}
+
+TEST_CASE("strings: trim, join and split") {
+  CHECK(trim(" \t a b \r\n") == "a b");
+  CHECK(trim("   ").empty());
+  CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
+  CHECK(join({}, ",").empty());
+  CHECK(split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});
+  CHECK(split("", ',') == std::vector<std::string>{""});
+}
+
+TEST_CASE("strings: printable escapes control characters and keeps UTF-8") {
+  CHECK(printable("a\tb\nc\r\x1b[31m") == "a\\tb\\nc\\r\\x1b[31m");
+  CHECK(printable("back\\slash") == "back\\\\slash");
+  CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");
+  CHECK(printable(std::string("nul\0x", 5)) == "nul\\x00x");
+}
