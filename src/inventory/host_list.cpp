@@ -1,5 +1,6 @@
 #include "tpush/inventory/host_list.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -429,13 +430,14 @@ class Expander {
   void add_expression(string_view expr, Scope& scope, Mode mode, string_view source = {}) {
     while (!expr.empty()) {
       const auto nl = expr.find('\n');
-      add_line(expr.substr(0, nl), scope, mode, source);
+      add_line(expr.substr(0, nl), scope, mode, source, {});
       expr.remove_prefix(nl == string_view::npos ? expr.size() : nl + 1);
     }
   }
 
   // A hosts file's text: like an expression, with errors prefixed by "SOURCE:LINE: ".
-  void add_text(string_view text, string_view source, Scope& scope) {
+  // `#include FILE` names files relative to `base`.
+  void add_text(string_view text, string_view source, Scope& scope, const fs::path& base = {}) {
     std::size_t line_no = 0;
     while (!text.empty()) {
       ++line_no;
@@ -443,7 +445,7 @@ class Expander {
       const string_view line = text.substr(0, nl);
       text.remove_prefix(nl == string_view::npos ? text.size() : nl + 1);
       try {
-        add_line(line, scope, Mode::include, {});
+        add_line(line, scope, Mode::include, {}, base);
       } catch (const UsageError& e) {
         throw UsageError(std::string(source) + ":" + std::to_string(line_no) + ": " + e.what());
       }
@@ -465,14 +467,19 @@ class Expander {
     const std::string text = read_list_file(file, "hosts file");
     chain_.emplace_back(file, identity);
     Scope scope;
-    add_text(text, file.string(), scope);
+    add_text(text, file.string(), scope, file.parent_path());
     chain_.pop_back();
     return std::move(scope).finish();
   }
 
  private:
-  // One line: items and operators, evaluated left to right.
-  void add_line(string_view line, Scope& scope, Mode mode, string_view source) {
+  // One line: items and operators, evaluated left to right. `source` is the group
+  // source of a group's definition, `base` where `#include` looks.
+  void add_line(string_view line, Scope& scope, Mode mode, string_view source, const fs::path& base) {
+    if (line.starts_with("#include") && (line.size() == 8 || is_blank(line[8]))) {
+      include(line, scope, base);
+      return;
+    }
     line = line.substr(0, line.find('#'));
     HostSet chain;
     char op = 0;             // an operator waiting for its right side
@@ -526,6 +533,10 @@ class Expander {
         }
         ++i;
         if (i == line.size() || is_blank(line[i]) || line[i] == ',') {
+          if (trim(line) == "-") {
+            fail(line, "tpush does not read hosts from standard input, as pdsh -w - does (write "
+                       "-H FILE)");
+          }
           fail(line, "'-' at " + column(start) + " needs a host, @group, ^FILE or /REGEX/ right after it");
         }
       }
@@ -560,6 +571,18 @@ class Expander {
     }
     if (op) missing_right(line, op, op_at);
     scope.hosts.add_all(chain.hosts());
+  }
+
+  // pdsh's `#include FILE` (in the first column): FILE's hosts. A name that is not
+  // absolute and does not start with ./ or ../ is relative to `base`.
+  void include(string_view line, Scope& scope, const fs::path& base) {
+    const string_view name = trim(line.substr(8));
+    if (name.empty() || std::any_of(name.begin(), name.end(), is_blank)) {
+      fail(line, "#include takes one file name (write #include FILE)");
+    }
+    fs::path file{std::string(name)};
+    if (!file.is_absolute() && !name.starts_with("./") && !name.starts_with("../")) file = base / file;
+    scope.hosts.add_all(file_hosts(file));
   }
 
   [[noreturn]] static void missing_right(string_view line, char op, std::size_t at) {

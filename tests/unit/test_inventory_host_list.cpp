@@ -473,6 +473,8 @@ TEST_CASE("host list: pdsh's -HOST, -^FILE and /REGEX/") {
 
   CHECK(expand_error("a,-").find("'-' at column 3 needs a host, @group, ^FILE or /REGEX/") !=
         std::string::npos);
+  CHECK(expand_error("-") == "bad host list '-': tpush does not read hosts from standard input, as "
+                             "pdsh -w - does (write -H FILE)");
   CHECK(expand_error("a!-b").find("a host name cannot start with '-'") != std::string::npos);
   CHECK(expand_error("-b&c").find("'-b' cannot take part in '&'") != std::string::npos);
   CHECK(expand_error("a,/b").find("the filter '/b' must end with '/'") != std::string::npos);
@@ -609,4 +611,26 @@ TEST_CASE("host list: select_hosts combines -w, -H and -x as pdsh does") {
   CHECK(names(select_hosts(V{"@rack1"}, {}, V{"@odd"}, with_groups())) == Names{"n2", "n4"});
   CHECK(error_of([] { select_hosts({"a"}, {}, {"-a"}); }).find("in a list that already excludes") !=
         std::string::npos);
+}
+
+TEST_CASE("host list: pdsh's #include in hosts files") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.path / "sub");
+  dir.write("sub/B", "foo10\n");
+  const auto a = dir.write("sub/A", "foo1\nfoo2\n#include B\n# include is a comment\n #include B\n");
+  CHECK(names(read_hosts_file(a)) == std::vector<std::string>{"foo1", "foo2", "foo10"});
+  CHECK(names(expand_host_list("^" + a.string())) == std::vector<std::string>{"foo1", "foo2", "foo10"});
+  const auto absolute = dir.write("abs", "#include " + (dir.path / "sub/B").string() + "\n");
+  CHECK(names(read_hosts_file(absolute)) == std::vector<std::string>{"foo10"});
+
+  const auto garbage = dir.write("garbage", "#include B garbage\n");
+  CHECK(error_of([&] { read_hosts_file(garbage); }) ==
+        garbage.string() + ":1: bad host list '#include B garbage': #include takes one file name "
+                           "(write #include FILE)");
+  const auto missing = dir.write("missing", "a\n#include nope\n");
+  CHECK(error_of([&] { read_hosts_file(missing); })
+            .rfind(missing.string() + ":2: cannot read hosts file '" + (dir.path / "nope").string() + "'", 0) ==
+        0);
+  const auto self = dir.write("self", "#include self\n");
+  CHECK(error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
 }

@@ -31,7 +31,10 @@
 // Exclusions and filters apply after everything else, to the list they appear in:
 // a hosts file, a group, or (in select_hosts) all of -w and -H together.
 //
-// A hosts file is read the same way, one line at a time; `#` starts a comment.
+// A hosts file is read the same way, one line at a time; `#` starts a comment, and
+// pdsh's `#include FILE` in the first column reads FILE (relative to the including
+// file's directory unless it starts with / ./ or ../; in an expression, relative to
+// the working directory).
 // Every malformed part is a UsageError that quotes the offending item with control
 // characters escaped, and says how to write it.
 #pragma once
