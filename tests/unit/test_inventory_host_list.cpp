@@ -2,12 +2,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <ostream>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "test_nodeset_support.h"
 #include "tpush/inventory/host_list.h"
 #include "tpush/util/error.h"
 
@@ -633,4 +639,137 @@ TEST_CASE("host list: pdsh's #include in hosts files") {
         0);
   const auto self = dir.write("self", "#include self\n");
   CHECK(error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
+}
+
+// --- The corpus, against nodeset -e live -------------------------------------------
+
+namespace {
+
+// The lines of a corpus file that are not comments or blank.
+std::vector<std::string> corpus_lines(const std::string& name) {
+  std::ifstream in(tpush::test::host_list_fixtures() / name);
+  REQUIRE(in);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.front() == '#') continue;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string with_fixtures(std::string text) {
+  const std::string dir = tpush::test::host_list_fixtures().string();
+  for (auto at = text.find("{fixtures}"); at != std::string::npos; at = text.find("{fixtures}"))
+    text.replace(at, 10, dir);
+  return text;
+}
+
+// A host list's hosts as a set of `[user@]text`, or "error".
+struct Outcome {
+  bool error = false;
+  std::set<std::string> hosts;
+  bool operator==(const Outcome&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  if (o.error) return os << "error";
+  std::string sep;
+  for (const auto& h : o.hosts) os << std::exchange(sep, ",") << h;
+  return os;
+}
+
+Outcome tpush_outcome(const std::string& expr, const HostListOptions& options) {
+  try {
+    Outcome o;
+    for (const auto& h : expand_host_list(expr, options)) o.hosts.insert((h.user.empty() ? "" : h.user + "@") + h.text);
+    return o;
+  } catch (const UsageError&) {
+    return Outcome{true, {}};
+  }
+}
+
+// nodeset's groups.conf for the corpus's groups file: the flat-file source that
+// ClusterShell's own groups.conf defines as "local".
+std::string write_groups_conf(const tpush::test::TempDir& dir) {
+  const auto groups = (tpush::test::host_list_fixtures() / "groups").string();
+  const auto conf = dir / "groups.conf";
+  std::ofstream(conf) << "[Main]\ndefault: local\n[local]\n"
+                      << "map: sed -n 's/^$GROUP:\\(.*\\)/\\1/p' " << groups << "\n"
+                      << "all: sed -n 's/^all:\\(.*\\)/\\1/p' " << groups << "\n"
+                      << "list: sed -n 's/^\\([0-9A-Za-z_-]*\\):.*/\\1/p' " << groups << "\n";
+  return conf.string();
+}
+
+// `nodeset -e` of each expression, one host per line.
+std::optional<std::vector<Outcome>> nodeset_outcomes(const std::vector<std::string>& exprs) {
+  tpush::test::TempDir dir;
+  const std::string conf = write_groups_conf(dir);
+  std::vector<std::vector<std::string>> cases;
+  for (const auto& e : exprs) cases.push_back({"--groupsconf=" + conf, "-S", "\\n", "-e", "--", e});
+  const auto runs = tpush::test::run_nodeset(cases);
+  if (!runs) return std::nullopt;
+  std::vector<Outcome> out;
+  for (const auto& r : *runs) {
+    Outcome o{r.rc != 0, {}};
+    std::size_t start = 0;
+    while (!o.error && start < r.out.size()) {
+      const auto nl = r.out.find('\n', start);
+      const auto end = nl == std::string::npos ? r.out.size() : nl;
+      if (end > start) o.hosts.insert(r.out.substr(start, end - start));
+      start = end + 1;
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("host list: the corpus agrees with nodeset -e") {
+  const auto groups = HostGroups::read(tpush::test::host_list_fixtures() / "groups");
+  const HostListOptions options{&groups};
+  const auto exprs = corpus_lines("nodeset_agrees.txt");
+  REQUIRE(exprs.size() > 100);
+  const auto nodeset = nodeset_outcomes(exprs);
+  if (!nodeset) return;
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    CAPTURE(exprs[i]);
+    CHECK(tpush_outcome(exprs[i], options) == (*nodeset)[i]);
+  }
+}
+
+TEST_CASE("host list: where tpush differs from nodeset -e, and why") {
+  const auto groups = HostGroups::read(tpush::test::host_list_fixtures() / "groups");
+  const HostListOptions options{&groups};
+  std::vector<std::string> exprs;
+  std::vector<Outcome> expected;
+  for (const auto& line : corpus_lines("tpush_differs.txt")) {
+    const auto tab = line.find('\t');
+    const auto tab2 = line.find('\t', tab + 1);
+    REQUIRE(tab != std::string::npos);
+    REQUIRE(tab2 != std::string::npos);
+    REQUIRE(tab2 + 1 < line.size());  // a reason is given
+    exprs.push_back(with_fixtures(line.substr(0, tab)));
+    const std::string hosts = line.substr(tab + 1, tab2 - tab - 1);
+    Outcome o{hosts == "error", {}};
+    if (!o.error && hosts != "-") {
+      for (std::size_t start = 0; start <= hosts.size();) {
+        const auto comma = std::min(hosts.find(',', start), hosts.size());
+        o.hosts.insert(hosts.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
+    expected.push_back(std::move(o));
+  }
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    CAPTURE(exprs[i]);
+    CHECK(tpush_outcome(exprs[i], options) == expected[i]);
+  }
+  const auto nodeset = nodeset_outcomes(exprs);
+  if (!nodeset) return;
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    CAPTURE(exprs[i]);
+    CHECK_MESSAGE((*nodeset)[i] != expected[i], "nodeset now agrees: move the line to nodeset_agrees.txt");
+  }
 }
