@@ -1,6 +1,8 @@
 // Host lists as pdsh and clush users write them: `alice@node[01-16,20]:2222,^hosts.txt`,
 // `@rack1!node3`, `node[1-9],-node5`, and hosts files with one such list per line.
 //
+// (host_pattern.h parses one item; this file combines them.)
+//
 // Items are separated by commas, blanks or newlines (so `-w "$(cat hosts)"` works);
 // empty items are skipped. An item is one of
 //   [user@]host[:port]      port 1-65535; ranges apply to the host part only
@@ -46,14 +48,10 @@
 #include <vector>
 
 #include "tpush/inventory/host_groups.h"
+#include "tpush/inventory/host_pattern.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::inventory {
-
-// At most this many hosts come out of the host patterns of one expression or hosts
-// file (before duplicates are dropped); more is a UsageError rather than a runaway
-// allocation.
-inline constexpr std::size_t max_expanded_hosts = 1'000'000;
 
 struct HostListOptions {
   // Resolves @group, @* and wildcards; without one they are errors.
@@ -93,10 +91,6 @@ std::vector<HostSpec> exclude_hosts(std::vector<HostSpec> hosts,
 
 // Drops duplicates (same user, host and port), keeping the first occurrence.
 std::vector<HostSpec> dedup_hosts(std::vector<HostSpec> hosts);
-
-// Shared with host_groups: `text` in single quotes for a message, with control
-// characters escaped (\n, \t, \r, \xHH) so that a message stays one printable line.
-std::string quote_for_message(std::string_view text);
 
 // Shared with host_groups: the whole of `file`; failures are a UsageError
 // "cannot read KIND 'FILE': <system reason>".
