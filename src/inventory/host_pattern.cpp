@@ -36,6 +36,17 @@ string_view trim(string_view s) {
 
 std::string column(std::size_t offset) { return "column " + std::to_string(offset + 1); }
 
+// pdsh's `RCMD_TYPE:` before a host (exec:host, ssh:user@host), which reads like a
+// host:port here: refused with a message that says so.
+void refuse_rcmd_type(string_view before_colon, string_view item) {
+  for (string_view type : {"ssh", "rsh", "exec", "mrsh", "krb4", "qsh", "mqsh", "xcpu"}) {
+    if (before_colon == type) {
+      fail(item, in_quotes(std::string(type) + ":") +
+                     " is pdsh's RCMD_TYPE prefix, which tpush does not take (write [user@]host[:port])");
+    }
+  }
+}
+
 // An IPv6 address as written between brackets or bare: hex groups, ':' and '.'
 // (for an embedded IPv4), optionally followed by a %zone.
 bool looks_like_ipv6(string_view s) {
@@ -254,6 +265,7 @@ HostItem parse_host_item(string_view item) {
     rest = item.substr(at_sign + 1);
     rest_at = at_sign + 1;
     if (result.user.empty()) fail(item, "missing user name before '@' (write user@host)");
+    refuse_rcmd_type(string_view(result.user).substr(0, result.user.find(':')), item);
     if (result.user.find_first_of("[]:") != std::string::npos) {
       fail(item, "user name " + in_quotes(result.user) +
                      " cannot hold '[', ']' or ':' (ranges and ports apply to the host part)");
@@ -303,6 +315,7 @@ HostItem parse_host_item(string_view item) {
   string_view pattern = rest;
   if (colons.size() == 1) {
     pattern = rest.substr(0, colons.front());
+    if (!all_digits(rest.substr(colons.front() + 1))) refuse_rcmd_type(pattern, item);
     result.port = parse_port(rest.substr(colons.front() + 1), item);
   }
   if (pattern.empty()) fail(item, "missing host name before ':' (write host:port)");

@@ -53,6 +53,12 @@ TEST_CASE("host pattern: the parts of an item") {
 
   CHECK(item_error("@h") == "bad host list '@h': missing user name before '@' (write user@host)");
   CHECK(item_error("h:0") == "bad port '0' in 'h:0' (ports are 1-65535)");
+  // pdsh's RCMD_TYPE: prefix reads like host:port or a user with a ':'.
+  CHECK(item_error("exec:foo[1-10]") ==
+        "bad host list 'exec:foo[1-10]': 'exec:' is pdsh's RCMD_TYPE prefix, which tpush does not take "
+        "(write [user@]host[:port])");
+  CHECK(item_error("ssh:bob@h").find("'ssh:' is pdsh's RCMD_TYPE prefix") != std::string::npos);
+  CHECK(parse_host_item("ssh:22").port == 22);  // a host named ssh
 }
 
 TEST_CASE("host pattern: ranges") {
