@@ -278,13 +278,14 @@ bool is_ipv6_label(string_view label) {
 bool host_list_expresses(string_view label) {
   if (label.empty()) return false;
   // Characters that mean something else to the parser (separators, operators,
-  // wildcards, users), and a leading exclusion, file or filter mark.
+  // wildcards, users), and a leading exclusion, filter or comment mark...
   for (char c : label) {
     const auto u = static_cast<unsigned char>(c);
     if (u <= 0x20 || u == 0x7f) return false;
     if (string_view(",@!&^*?").find(c) != string_view::npos) return false;
   }
-  if (label.front() == '-' || label.front() == '/') return false;
+  // (and nothing that would make the parser read a file: ^FILE, #include)
+  if (label.front() == '-' || label.front() == '/' || label.front() == '#') return false;
   try {
     const auto hosts = expand_host_list(label);
     return hosts.size() == 1 && hosts.front().user.empty() && hosts.front().text == label;

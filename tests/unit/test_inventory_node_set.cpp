@@ -140,7 +140,7 @@ TEST_CASE("node set: which labels host-list syntax expresses") {
     CHECK(host_list_expresses(ok));
   }
   for (const std::string bad : {"", "a b", "a,b", "u@h", "a!b", "a&b", "a^b", "n*", "n?", "-n", "/re/",
-                          "^file", "@group", "[::1]", "h:022", "h:0", "h:x", "g:h:i", "n[1]", "n]",
+                          "^file", "#include", "#c", "a#b", "@group", "[::1]", "h:022", "h:0", "h:x", "g:h:i", "n[1]", "n]",
                           "tab\there", "bell\a"}) {
     CAPTURE(bad);
     CHECK_FALSE(host_list_expresses(bad));

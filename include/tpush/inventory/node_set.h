@@ -17,7 +17,7 @@
 //   * IPv6 labels (`2001:db8::5`, `[fe80::1]:22`) are listed whole: a range next to
 //     `::` does not parse.
 //   * A label that host-list syntax cannot express (whitespace, control characters,
-//     `,` `@` `!` `&` `^` `*` `?`, brackets outside `[v6]:port`, a bad port, a
+//     `,` `@` `!` `&` `^` `*` `?` `#`, brackets outside `[v6]:port`, a bad port, a
 //     leading `-` or `/`) is listed verbatim; such a result does not parse back.
 //     Empty labels are dropped.
 //
