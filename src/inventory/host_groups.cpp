@@ -39,7 +39,7 @@ HostGroups::HostGroups(string_view text, std::string file, std::string source)
     line = line.substr(0, line.find('#'));
     if (trim(line).empty()) continue;
 
-    const std::string where = file_ + ":" + std::to_string(line_no);
+    const std::string where = escape_for_message(file_) + ":" + std::to_string(line_no);
     const auto colon = line.find(':');
     const string_view name = line.substr(0, colon);
     if (colon == string_view::npos || name.empty() || is_blank(name.front())) {

@@ -178,7 +178,7 @@ class Expander {
       try {
         add_line(line, scope, Mode::include, {}, base);
       } catch (const UsageError& e) {
-        throw UsageError(std::string(source) + ":" + std::to_string(line_no) + ": " + e.what());
+        throw UsageError(escaped(source) + ":" + std::to_string(line_no) + ": " + e.what());
       }
     }
   }

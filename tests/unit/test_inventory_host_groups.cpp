@@ -111,3 +111,12 @@ TEST_CASE("host groups: reading a file") {
         "cannot read groups file '" + (dir / "nope").string() + "': No such file or directory");
   CHECK(error_of([&] { HostGroups::read(dir.path()); }).find("Is a directory") != std::string::npos);
 }
+
+TEST_CASE("host groups: a file name with control characters is escaped in messages") {
+  CHECK(parse_error("x").rfind("groups:1: ", 0) == 0);
+  const std::string message = error_of([] { HostGroups("not a group\n", "odd\tname"); });
+  CHECK(message.rfind("odd\\tname:1: ", 0) == 0);
+  const HostGroups groups("a: n[3-1]\n", "odd\x1bname");
+  CHECK(error_of([&] { expand_host_list("@a", HostListOptions{&groups}); })
+            .rfind("odd\\x1bname:1: bad host list 'n[3-1]'", 0) == 0);
+}

@@ -25,7 +25,7 @@ namespace tpush::inventory {
 
 struct GroupDefinition {
   std::string expression;  // a host list; may reference other groups
-  std::string where;       // for messages: "FILE:LINE"
+  std::string where;       // for messages: "FILE:LINE", control characters escaped
 };
 
 // Where `@group` and `@source:group` references are looked up.
