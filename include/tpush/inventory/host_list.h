@@ -4,7 +4,8 @@
 // (host_pattern.h parses one item; this file combines them.)
 //
 // Items are separated by commas, blanks or newlines (so `-w "$(cat hosts)"` works);
-// empty items are skipped. An item is one of
+// empty items are skipped; `#` starts a comment to the end of the line, in an
+// expression as in a hosts file. An item is one of
 //   [user@]host[:port]      port 1-65535; ranges apply to the host part only
 //   host[01-04,7]           bracket ranges; several groups form a cartesian product
 //                           (leftmost varies slowest); a lower bound written with a
@@ -33,10 +34,9 @@
 // Exclusions and filters apply after everything else, to the list they appear in:
 // a hosts file, a group, or (in select_hosts) all of -w and -H together.
 //
-// A hosts file is read the same way, one line at a time; `#` starts a comment, and
-// pdsh's `#include FILE` in the first column reads FILE (relative to the including
-// file's directory unless it starts with / ./ or ../; in an expression, relative to
-// the working directory).
+// A hosts file is read the same way, one line at a time. pdsh's `#include FILE` in
+// the first column reads FILE (relative to the including file's directory unless it
+// starts with / ./ or ../; in an expression, relative to the working directory).
 // Every malformed part is a UsageError that quotes the offending item with control
 // characters escaped, and says how to write it.
 #pragma once
