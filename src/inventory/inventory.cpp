@@ -6,22 +6,9 @@ namespace tpush::inventory {
 
 std::vector<Worker> workers_from_host_lists(const std::vector<std::string>& exprs,
                                             const std::vector<std::string>& files,
-                                            const std::vector<std::string>& excludes) {
-  std::vector<HostSpec> hosts;
-  for (const auto& e : exprs) {
-    auto more = expand_host_list(e);
-    hosts.insert(hosts.end(), more.begin(), more.end());
-  }
-  for (const auto& f : files) {
-    auto more = read_hosts_file(f);
-    hosts.insert(hosts.end(), more.begin(), more.end());
-  }
-  std::vector<HostSpec> excluded;
-  for (const auto& x : excludes) {
-    auto more = expand_host_list(x);
-    excluded.insert(excluded.end(), more.begin(), more.end());
-  }
-  hosts = dedup_hosts(exclude_hosts(std::move(hosts), excluded));
+                                            const std::vector<std::string>& excludes,
+                                            const HostListOptions& options) {
+  auto hosts = select_hosts(exprs, files, excludes, options);
 
   std::vector<Worker> workers;
   workers.reserve(hosts.size());

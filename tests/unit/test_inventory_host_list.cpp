@@ -2,12 +2,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <ostream>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "test_nodeset_support.h"
 #include "tpush/inventory/host_list.h"
 #include "tpush/util/error.h"
 
@@ -253,13 +259,11 @@ TEST_CASE("host list: port errors") {
 
 TEST_CASE("host list: user and host errors") {
   CHECK(expand_error("@h").find("'@h'") != std::string::npos);
-  CHECK(expand_error("@h").find("missing user name") != std::string::npos);
+  CHECK(expand_error("@h").find("unknown group '@h' (no groups file is set up") != std::string::npos);
   CHECK(expand_error("alice@").find("missing host name") != std::string::npos);
   CHECK(expand_error("a@b@c").find("second '@'") != std::string::npos);
   CHECK(expand_error("u[1-2]@h").find("user name 'u[1-2]'") != std::string::npos);
   CHECK(expand_error(":22").find("missing host name") != std::string::npos);
-  CHECK(expand_error("a b").find("'a b'") != std::string::npos);
-  CHECK(expand_error("a b").find("separate hosts with commas") != std::string::npos);
   const auto colons = expand_error("host:22:33");
   CHECK(colons.find("'host:22:33'") != std::string::npos);
   CHECK(colons.find("not an IPv6 address") != std::string::npos);
@@ -270,7 +274,8 @@ TEST_CASE("host list: user and host errors") {
 }
 
 TEST_CASE("host list: error messages are one line without a trailing period") {
-  for (const char* bad : {"node[05-01]", "h:99999", "n[1-", "n]", "@h", "^/nonexistent/x"}) {
+  for (const char* bad : {"node[05-01]", "h:99999", "n[1-", "n]", "@h", "^/nonexistent/x", "a!",
+                          "n[1-11][1-11]", "/x(/", "n*", "n[1/2]", "-"}) {
     const auto message = expand_error(bad);
     CHECK(message.find('\n') == std::string::npos);
     CHECK(message.back() != '.');
@@ -304,9 +309,8 @@ TEST_CASE("host list: hosts file errors name file and line") {
   CHECK(port == "hosts.txt:4: bad port '99999' in 'h:99999' (ports are 1-65535)");
   const auto range = error_of([] { parse_hosts_text("n[3-1]", "f"); });
   CHECK(range.rfind("f:1: bad host list 'n[3-1]'", 0) == 0);
-  const auto space = error_of([] { parse_hosts_text("ok\nh1 h2\n", "f"); });
-  CHECK(space.rfind("f:2: ", 0) == 0);
-  CHECK(space.find("'h1 h2'") != std::string::npos);
+  const auto operand = error_of([] { parse_hosts_text("ok\nh1 h2!\n", "f"); });
+  CHECK(operand.rfind("f:2: bad host list 'h1 h2!': '!' at column 6 has nothing on its right", 0) == 0);
 }
 
 TEST_CASE("host list: reading hosts files") {
@@ -398,4 +402,374 @@ TEST_CASE("host list: exclude_hosts") {
         std::vector<std::string>{"n1", "n4", "n5"});
   CHECK(exclude_hosts(all, {}) == all);
   CHECK(exclude_hosts({}, all).empty());
+}
+
+// --- Lists as pdsh and clush users write them -------------------------------------
+
+namespace {
+
+using tpush::inventory::HostGroups;
+using tpush::inventory::HostListOptions;
+using tpush::inventory::select_hosts;
+
+using Names = std::vector<std::string>;
+
+Names expand_names(const std::string& expr, const HostListOptions& options = {}) {
+  return names(expand_host_list(expr, options));
+}
+
+std::string expand_error_with(const std::string& expr, const HostListOptions& options) {
+  return error_of([&] { expand_host_list(expr, options); });
+}
+
+const HostGroups& test_groups() {
+  static const HostGroups groups(
+      "# test groups\n"
+      "rack1: n[1-4]\n"
+      "rack2: n[5-8]\n"
+      "login: login1 login2   # blanks separate too\n"
+      "racks: @rack[1-2]\n"
+      "odd: n[1-8/2]\n"
+      "esc%test: x1\n"
+      "all: @racks,@login,db1\n",
+      "groups");
+  return groups;
+}
+
+HostListOptions with_groups() { return HostListOptions{&test_groups()}; }
+
+}  // namespace
+
+TEST_CASE("host list: blanks and newlines separate items, as -w \"$(cat hosts)\" gives") {
+  CHECK(expand_names("a b\tc\nd") == Names{"a", "b", "c", "d"});
+  CHECK(expand_names("a\r\nb\r\n") == Names{"a", "b"});
+  CHECK(expand_names("  a ,  b  ") == Names{"a", "b"});
+  CHECK(expand_names("# hosts\nn[1-2]   # rack 1\n\nalice@m:22\n") == Names{"n1", "n2", "m"});
+  // Blanks inside brackets are part of the range, as in nodeset.
+  CHECK(expand_names("n[ 1 - 2 , 4 ]") == Names{"n1", "n2", "n4"});
+}
+
+TEST_CASE("host list: control characters in messages are escaped") {
+  const auto bell = expand_error("n[1-\a]");
+  CHECK(bell.find("'n[1-\\x07]'") != std::string::npos);
+  CHECK(bell.find('\a') == std::string::npos);
+  const auto newline = expand_error("n[1-\n2]");  // the bracket does not close on its line
+  CHECK(newline.find('\n') == std::string::npos);
+  CHECK(expand_error("h:\x1b[1m").find("'\\x1b[1m'") != std::string::npos);
+}
+
+TEST_CASE("host list: pdsh's -HOST, -^FILE and /REGEX/") {
+  CHECK(expand_names("foo[9-11],-foo10") == Names{"foo9", "foo11"});
+  CHECK(expand_names("-foo10,foo[9-11]") == Names{"foo9", "foo11"});  // wherever it stands
+  CHECK(expand_names("foo[0-5] -foo[1-3]") == Names{"foo0", "foo4", "foo5"});
+  CHECK(expand_names("foo[0-20],/0$/") == Names{"foo0", "foo10", "foo20"});
+  CHECK(expand_names("foo[0-20],-/[1-9]$/") == Names{"foo0", "foo10", "foo20"});
+  CHECK(expand_names("foo[0-20],/^foo1/,-/1$/") ==
+        Names{"foo10", "foo12", "foo13", "foo14", "foo15", "foo16", "foo17", "foo18", "foo19"});
+  // A user or port in an exclusion must match, as for -x.
+  CHECK(texts(expand_host_list("alice@h,h:22,h,-alice@h")) == Names{"h:22", "h"});
+  CHECK(texts(expand_host_list("h,h:22,-h:22")) == Names{"h"});
+
+  TempDir dir;
+  const auto file = dir.write("wcoll", "foo[9-11]\nfoo12\n");
+  CHECK(expand_names("foo[8-12],-^" + file.string()) == Names{"foo8"});
+  // Exclusions in a file apply to that file.
+  const auto with_minus = dir.write("minus", "n[1-3]\n-n2\n");
+  CHECK(expand_names("^" + with_minus.string() + ",n2") == Names{"n1", "n3", "n2"});
+
+  CHECK(expand_error("a,-").find("'-' at column 3 needs a host, @group, ^FILE or /REGEX/") !=
+        std::string::npos);
+  CHECK(expand_error("-") == "bad host list '-': tpush does not read hosts from standard input, as "
+                             "pdsh -w - does (write -H FILE)");
+  CHECK(expand_error("a!-b").find("a host name cannot start with '-'") != std::string::npos);
+  CHECK(expand_error("-b&c").find("'-b' cannot take part in '&'") != std::string::npos);
+  CHECK(expand_error("a,/b").find("the filter '/b' must end with '/'") != std::string::npos);
+  CHECK(expand_error("a,//").find("empty filter") != std::string::npos);
+  CHECK(expand_error("a,/x(/").find("bad regular expression 'x('") != std::string::npos);
+  CHECK(expand_error("a!/x/").find("the filter '/x/' cannot take part in '!'") != std::string::npos);
+  CHECK(expand_error("/x/ !a").find("'/x/' cannot take part in '!'") != std::string::npos);
+  CHECK(expand_error("/x/!a").find("a filter runs to the next comma or blank") != std::string::npos);
+}
+
+TEST_CASE("host list: ClusterShell's operators, left to right") {
+  CHECK(expand_names("n[1-5]!n[2-3]") == Names{"n1", "n4", "n5"});
+  CHECK(expand_names("n[1-5]&n[3-8]") == Names{"n3", "n4", "n5"});
+  CHECK(expand_names("n[1-5]^n[3-8]") == Names{"n1", "n2", "n6", "n7", "n8"});
+  CHECK(expand_names("a,b!b,c") == Names{"a", "c"});       // (a,b)!b then ,c
+  CHECK(expand_names("a,b,c!b&a,c") == Names{"a", "c"});   // ((a,b,c)!b)&a then ,c
+  CHECK(expand_names("n[1-4] ! n2 & n[2-3]") == Names{"n3"});
+  CHECK(expand_names("a b ^ b c") == Names{"a", "c"});
+  // Each line (of a file, or of -w "$(cat hosts)") is evaluated on its own.
+  CHECK(expand_names("a\nb!a") == Names{"a", "b"});
+  CHECK(parse_hosts_text("n[1-3]\nn[2-5]!n[1-4]\n", "f").size() == 4);
+  // The right side is a filter: where it names a user or port, those must match.
+  CHECK(texts(expand_host_list("alice@h,bob@h,h:22!alice@h")) == Names{"h", "h:22"});
+  CHECK(texts(expand_host_list("h,h:22&h:22")) == Names{"h:22"});
+
+  // '^' right after a comma, a blank or the start is ^FILE; after an item, xor.
+  TempDir dir;
+  const auto file = dir.write("f", "b\nc\n");
+  CHECK(expand_names("a,^" + file.string()) == Names{"a", "b", "c"});
+  CHECK(expand_names("a,b^b") == Names{"a"});
+  CHECK(expand_names("a,b!^" + file.string()) == Names{"a"});
+
+  CHECK(expand_error("!a") == "bad host list '!a': '!' at column 1 has nothing on its left (write "
+                              "a!b: the hosts of a without those of b)");
+  CHECK(expand_error("a,&b").find("'&' at column 3 has nothing on its left") != std::string::npos);
+  CHECK(expand_error("a!,b").find("'!' at column 2 has nothing on its right") != std::string::npos);
+  CHECK(expand_error("a^").find("'^' at column 2 has nothing on its right") != std::string::npos);
+  CHECK(expand_error("a!&b").find("'&' at column 3 follows '!' at column 2") != std::string::npos);
+}
+
+TEST_CASE("host list: steps, and ranges that run together") {
+  CHECK(expand_names("n[1-9/2]") == Names{"n1", "n3", "n5", "n7", "n9"});
+  CHECK(expand_names("n[01-10/3]") == Names{"n01", "n04", "n07", "n10"});
+  CHECK(expand_names("n[0-4/5]") == Names{"n0"});
+  CHECK(expand_names("n[1-4/2,2]") == Names{"n1", "n3", "n2"});
+  CHECK(expand_error("n[3/2]").find("step in '3/2' needs a range (write 3-N/2)") != std::string::npos);
+  CHECK(expand_error("n[1-9/0]").find("bad step '0'") != std::string::npos);
+  CHECK(expand_error("n[1-9/x]").find("bad step 'x'") != std::string::npos);
+  CHECK(expand_error("n[9-1/2]").find("runs backwards (write n[1-9/2])") != std::string::npos);
+
+  // Ranges that touch are fine while every name comes out once...
+  CHECK(expand_names("n[1-2][3-4]") == Names{"n13", "n14", "n23", "n24"});
+  CHECK(expand_host_list("n[1-9][0-9]").size() == 90);
+  // ...and an error when a name would mean two things.
+  CHECK(expand_error("n[1-11][1-11]") ==
+        "bad host list 'n[1-11][1-11]': the ranges at column 7 and column 8 run together, so 'n111' "
+        "comes out twice (put a separator between them: n[1-11]-[1-11])");
+  CHECK(expand_error("n[1-11]1[1-11]").find("run together") != std::string::npos);
+  CHECK(expand_names("n[1-11]-[1-11]").size() == 121);
+}
+
+TEST_CASE("host list: @group, @source:group, @*") {
+  const auto g = with_groups();
+  CHECK(expand_names("@rack1", g) == Names{"n1", "n2", "n3", "n4"});
+  CHECK(expand_names("@local:rack1", g) == Names{"n1", "n2", "n3", "n4"});
+  CHECK(expand_names("@login", g) == Names{"login1", "login2"});
+  CHECK(expand_names("@rack[1-2]!@odd", g) == Names{"n2", "n4", "n6", "n8"});
+  CHECK(expand_names("@racks&@odd,db1", g) == Names{"n1", "n3", "n5", "n7", "db1"});
+  CHECK(expand_names("@esc%test", g) == Names{"x1"});
+  CHECK(expand_host_list("@*", g).size() == 11);
+  CHECK(expand_host_list("@local:*", g).size() == 11);
+  CHECK(expand_names("@*,-@racks", g) == Names{"login1", "login2", "db1"});
+  CHECK(texts(expand_host_list("alice@n1:22,@rack1!alice@n1", g)) == Names{"n1", "n2", "n3", "n4"});
+  CHECK(texts(expand_host_list("alice@n1:22,@rack1!n1", g)) == Names{"n2", "n3", "n4"});
+
+  CHECK(expand_error_with("@rack9", g) ==
+        "bad host list '@rack9': unknown group '@rack9' (groups come from groups file 'groups' "
+        "(source 'local'))");
+  CHECK(expand_error_with("@other:rack1", g).find("unknown group '@other:rack1'") != std::string::npos);
+  CHECK(expand_error_with("@", g).find("'@' needs a group name") != std::string::npos);
+  CHECK(expand_error_with("@@local", g).find("'@@' lists the names of groups") != std::string::npos);
+  CHECK(expand_error_with("@:x", g).find("write @SOURCE:GROUP") != std::string::npos);
+  CHECK(expand_error("@rack1").find("no groups file is set up") != std::string::npos);
+}
+
+TEST_CASE("host list: groups name groups; cycles and bad definitions are errors") {
+  const HostGroups cyclic("a: n1,@b\nb: @c\nc: n2,@a\nok: n3\nbad: n[3-1]\nuses-bad: @bad\n", "cyc");
+  const HostListOptions g{&cyclic};
+  CHECK(expand_names("@ok", g) == Names{"n3"});
+  CHECK(expand_error_with("@a", g) ==
+        "cyc:1: cyc:2: cyc:3: group '@a' includes itself (@a at cyc:1 -> @b at cyc:2 -> @c at cyc:3 -> @a)");
+  CHECK(expand_error_with("x,@uses-bad", g) ==
+        "cyc:6: cyc:5: bad host list 'n[3-1]': range 3-1 runs backwards (write n[1-3])");
+  const HostGroups self("me: @me\n", "self");
+  CHECK(expand_error_with("@me", HostListOptions{&self}).find("includes itself (@me at self:1 -> @me)") !=
+        std::string::npos);
+}
+
+TEST_CASE("host list: wildcards select from the group all") {
+  const auto g = with_groups();
+  CHECK(expand_names("n*", g) == Names{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"});
+  CHECK(expand_names("login?", g) == Names{"login1", "login2"});
+  CHECK(expand_names("*1", g) == Names{"n1", "login1", "db1"});
+  CHECK(expand_names("n[1-2]*", g) == Names{"n1", "n2"});
+  CHECK(expand_names("*!n*", g) == Names{"login1", "login2", "db1"});
+  CHECK(expand_names("x*", g).empty());
+  CHECK(texts(expand_host_list("bob@db*:2222", g)) == Names{"db1:2222"});
+  CHECK(expand_host_list("bob@db*:2222", g).at(0).user == "bob");
+
+  CHECK(expand_error("n*").find("no groups file is set up (a host name cannot hold '*' or '?')") !=
+        std::string::npos);
+  const HostGroups no_all("rack1: n1\n", "g2");
+  CHECK(expand_error_with("n?", HostListOptions{&no_all}) ==
+        "bad host list 'n?': '*' and '?' select hosts of the group 'all', which groups file 'g2' "
+        "(source 'local') does not define (add a line 'all: HOSTS')");
+  CHECK(expand_error_with("@*", HostListOptions{&no_all}).find("does not define") != std::string::npos);
+}
+
+TEST_CASE("host list: select_hosts combines -w, -H and -x as pdsh does") {
+  TempDir dir;
+  const auto file = dir.write("hosts", "h[1-3]\n");
+  using V = std::vector<std::string>;
+  CHECK(names(select_hosts(V{"a,b"}, {}, {})) == Names{"a", "b"});
+  // An exclusion or filter in one -w applies to every -w and -H.
+  CHECK(names(select_hosts(V{"a,b,c", "-b"}, {}, {})) == Names{"a", "c"});
+  CHECK(names(select_hosts(V{"foo[0-20]", "-/[1-9]$/"}, {}, {})) == Names{"foo0", "foo10", "foo20"});
+  CHECK(names(select_hosts(V{"foo1,bar1", "/^foo/"}, {}, {})) == Names{"foo1"});
+  CHECK(names(select_hosts(V{"-h2"}, V{file.string()}, {})) == Names{"h1", "h3"});
+  // -x names what to leave out, filters included.
+  CHECK(names(select_hosts(V{"foo[9-11]"}, {}, V{"foo10"})) == Names{"foo9", "foo11"});
+  CHECK(names(select_hosts(V{"foo[0-20]"}, {}, V{"/[1-9]$/"})) == Names{"foo0", "foo10", "foo20"});
+  CHECK(names(select_hosts(V{"foo[8-13]"}, {}, V{"^" + file.string(), "foo[9-12]!foo10"})) ==
+        Names{"foo8", "foo10", "foo13"});
+  CHECK(names(select_hosts(V{"@rack1"}, {}, V{"@odd"}, with_groups())) == Names{"n2", "n4"});
+  CHECK(error_of([] { select_hosts({"a"}, {}, {"-a"}); }).find("in a list that already excludes") !=
+        std::string::npos);
+}
+
+TEST_CASE("host list: pdsh's #include in hosts files") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.path / "sub");
+  dir.write("sub/B", "foo10\n");
+  const auto a = dir.write("sub/A", "foo1\nfoo2\n#include B\n# include is a comment\n #include B\n");
+  CHECK(names(read_hosts_file(a)) == std::vector<std::string>{"foo1", "foo2", "foo10"});
+  CHECK(names(expand_host_list("^" + a.string())) == std::vector<std::string>{"foo1", "foo2", "foo10"});
+  const auto absolute = dir.write("abs", "#include " + (dir.path / "sub/B").string() + "\n");
+  CHECK(names(read_hosts_file(absolute)) == std::vector<std::string>{"foo10"});
+
+  const auto garbage = dir.write("garbage", "#include B garbage\n");
+  CHECK(error_of([&] { read_hosts_file(garbage); }) ==
+        garbage.string() + ":1: bad host list '#include B garbage': #include takes one file name "
+                           "(write #include FILE)");
+  const auto missing = dir.write("missing", "a\n#include nope\n");
+  CHECK(error_of([&] { read_hosts_file(missing); })
+            .rfind(missing.string() + ":2: cannot read hosts file '" + (dir.path / "nope").string() + "'", 0) ==
+        0);
+  const auto self = dir.write("self", "#include self\n");
+  CHECK(error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
+}
+
+// --- The corpus, against nodeset -e live -------------------------------------------
+
+namespace {
+
+// The lines of a corpus file that are not comments or blank.
+std::vector<std::string> corpus_lines(const std::string& name) {
+  std::ifstream in(tpush::test::host_list_fixtures() / name);
+  REQUIRE(in);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.front() == '#') continue;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string with_fixtures(std::string text) {
+  const std::string dir = tpush::test::host_list_fixtures().string();
+  for (auto at = text.find("{fixtures}"); at != std::string::npos; at = text.find("{fixtures}"))
+    text.replace(at, 10, dir);
+  return text;
+}
+
+// A host list's hosts as a set of `[user@]text`, or "error".
+struct Outcome {
+  bool error = false;
+  std::set<std::string> hosts;
+  bool operator==(const Outcome&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  if (o.error) return os << "error";
+  std::string sep;
+  for (const auto& h : o.hosts) os << std::exchange(sep, ",") << h;
+  return os;
+}
+
+Outcome tpush_outcome(const std::string& expr, const HostListOptions& options) {
+  try {
+    Outcome o;
+    for (const auto& h : expand_host_list(expr, options)) o.hosts.insert((h.user.empty() ? "" : h.user + "@") + h.text);
+    return o;
+  } catch (const UsageError&) {
+    return Outcome{true, {}};
+  }
+}
+
+// nodeset's groups.conf for the corpus's groups file: the flat-file source that
+// ClusterShell's own groups.conf defines as "local".
+std::string write_groups_conf(const tpush::test::TempDir& dir) {
+  const auto groups = (tpush::test::host_list_fixtures() / "groups").string();
+  const auto conf = dir / "groups.conf";
+  std::ofstream(conf) << "[Main]\ndefault: local\n[local]\n"
+                      << "map: sed -n 's/^$GROUP:\\(.*\\)/\\1/p' " << groups << "\n"
+                      << "all: sed -n 's/^all:\\(.*\\)/\\1/p' " << groups << "\n"
+                      << "list: sed -n 's/^\\([0-9A-Za-z_-]*\\):.*/\\1/p' " << groups << "\n";
+  return conf.string();
+}
+
+// `nodeset -e` of each expression, one host per line.
+std::optional<std::vector<Outcome>> nodeset_outcomes(const std::vector<std::string>& exprs) {
+  tpush::test::TempDir dir;
+  const std::string conf = write_groups_conf(dir);
+  std::vector<std::vector<std::string>> cases;
+  for (const auto& e : exprs) cases.push_back({"--groupsconf=" + conf, "-S", "\\n", "-e", "--", e});
+  const auto runs = tpush::test::run_nodeset(cases);
+  if (!runs) return std::nullopt;
+  std::vector<Outcome> out;
+  for (const auto& r : *runs) {
+    Outcome o{r.rc != 0, {}};
+    std::size_t start = 0;
+    while (!o.error && start < r.out.size()) {
+      const auto nl = r.out.find('\n', start);
+      const auto end = nl == std::string::npos ? r.out.size() : nl;
+      if (end > start) o.hosts.insert(r.out.substr(start, end - start));
+      start = end + 1;
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("host list: the corpus agrees with nodeset -e") {
+  const auto groups = HostGroups::read(tpush::test::host_list_fixtures() / "groups");
+  const HostListOptions options{&groups};
+  const auto exprs = corpus_lines("nodeset_agrees.txt");
+  REQUIRE(exprs.size() > 100);
+  const auto nodeset = nodeset_outcomes(exprs);
+  if (!nodeset) return;
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    CAPTURE(exprs[i]);
+    CHECK(tpush_outcome(exprs[i], options) == (*nodeset)[i]);
+  }
+}
+
+TEST_CASE("host list: where tpush differs from nodeset -e, and why") {
+  const auto groups = HostGroups::read(tpush::test::host_list_fixtures() / "groups");
+  const HostListOptions options{&groups};
+  std::vector<std::string> exprs;
+  std::vector<Outcome> expected;
+  for (const auto& line : corpus_lines("tpush_differs.txt")) {
+    const auto tab = line.find('\t');
+    const auto tab2 = line.find('\t', tab + 1);
+    REQUIRE(tab != std::string::npos);
+    REQUIRE(tab2 != std::string::npos);
+    REQUIRE(tab2 + 1 < line.size());  // a reason is given
+    exprs.push_back(with_fixtures(line.substr(0, tab)));
+    const std::string hosts = line.substr(tab + 1, tab2 - tab - 1);
+    Outcome o{hosts == "error", {}};
+    if (!o.error && hosts != "-") {
+      for (std::size_t start = 0; start <= hosts.size();) {
+        const auto comma = std::min(hosts.find(',', start), hosts.size());
+        o.hosts.insert(hosts.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
+    expected.push_back(std::move(o));
+  }
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    CAPTURE(exprs[i]);
+    CHECK(tpush_outcome(exprs[i], options) == expected[i]);
+  }
+  const auto nodeset = nodeset_outcomes(exprs);
+  if (!nodeset) return;
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    CAPTURE(exprs[i]);
+    CHECK_MESSAGE((*nodeset)[i] != expected[i], "nodeset now agrees: move the line to nodeset_agrees.txt");
+  }
 }

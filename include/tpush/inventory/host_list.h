@@ -1,45 +1,87 @@
-// Host lists as pdsh and clush write them: `alice@node[01-16,20]:2222,^hosts.txt`,
-// and hosts files with one such entry per line.
+// Host lists as pdsh and clush users write them: `alice@node[01-16,20]:2222,^hosts.txt`,
+// `@rack1!node3`, `node[1-9],-node5`, and hosts files with one such list per line.
 //
-// Item syntax (items are separated by top-level commas; empty items are skipped):
+// (host_pattern.h parses one item; this file combines them.)
+//
+// Items are separated by commas, blanks or newlines (so `-w "$(cat hosts)"` works);
+// empty items are skipped; `#` starts a comment to the end of the line, in an
+// expression as in a hosts file. An item is one of
 //   [user@]host[:port]      port 1-65535; ranges apply to the host part only
 //   host[01-04,7]           bracket ranges; several groups form a cartesian product
 //                           (leftmost varies slowest); a lower bound written with a
-//                           leading zero sets the width: [01-10] -> 01..10
+//                           leading zero sets the width: [01-10] -> 01..10;
+//                           [1-9/2] steps: 1,3,5,7,9; blanks inside brackets are
+//                           ignored. Groups that touch (`n[1-11][1-11]`, or with only
+//                           digits between) must not give a name twice (n111 would be
+//                           1+11 and 11+1): that is an error, as in nodeset
 //   [v6addr][:port]         IPv6 in brackets (a bracket group holding ':' at the start
 //                           of the host); a bare `2001:db8::5` is an IPv6 host, no port
-//   ^FILE                   the hosts of FILE (relative to the working directory),
-//                           spliced in at this position
-// Every malformed part is a UsageError that quotes the offending item.
+//   ^FILE                   the hosts of FILE (relative to the working directory; the
+//                           name runs to the next comma or blank), spliced in here
+//   @group  @source:group   a named group (host_groups.h), `@rack[1-3]` for several;
+//                           `@*` (or `@source:*`) is the group `all`
+//   n*1  node?              wildcards (`*` any text, `?` one character) select hosts
+//                           of the group `all` by name
+//   -ITEM                   pdsh's exclusion: ITEM (a host pattern, @group, ^FILE or
+//                           wildcard) is removed from the whole list
+//   /REGEX/  -/REGEX/       pdsh's filters: keep only (or drop) the hosts whose name
+//                           matches the POSIX extended regular expression
+// Items combine with ClusterShell's operators, evaluated left to right on everything
+// before them on the line (commas and blanks add): `a,b!c` is (a+b) without c,
+// `a&b` the hosts in both, `a^b` those in exactly one. Blanks may surround an
+// operator; `^` right after a comma, a blank or the start is ^FILE. Where an
+// operand names a user or a port, those must match too (as for exclusions).
+// Exclusions and filters apply after everything else, to the list they appear in:
+// a hosts file, a group, or (in select_hosts) all of -w and -H together.
+//
+// A hosts file is read the same way, one line at a time. pdsh's `#include FILE` in
+// the first column reads FILE (relative to the including file's directory unless it
+// starts with / ./ or ../; in an expression, relative to the working directory).
+// Every malformed part is a UsageError that quotes the offending item with control
+// characters escaped, and says how to write it.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "tpush/inventory/host_groups.h"
+#include "tpush/inventory/host_pattern.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::inventory {
 
-// At most this many hosts come out of one expression or hosts file (before
-// duplicates are dropped); more is a UsageError rather than a runaway allocation.
-inline constexpr std::size_t max_expanded_hosts = 1'000'000;
+struct HostListOptions {
+  // Resolves @group, @* and wildcards; without one they are errors.
+  const GroupSource* groups = nullptr;
+};
 
 // Expands a host list expression into host specs, in order, duplicates dropped
 // (first occurrence kept; identity = user + host + port). An empty or all-blank
 // expression gives an empty list. HostSpec.text is `host`, `host:port`, or
 // `[v6]:port`, never with the user.
-std::vector<HostSpec> expand_host_list(std::string_view expr);
+std::vector<HostSpec> expand_host_list(std::string_view expr, const HostListOptions& options = {});
 
-// Parses the text of a hosts file: each line holds one item or expression as
-// above; `#` starts a comment; blank lines and surrounding whitespace are ignored.
-// Errors read "SOURCE:LINE: <message>". Duplicates are dropped as above.
-std::vector<HostSpec> parse_hosts_text(std::string_view text, std::string_view source);
+// Parses the text of a hosts file: each line holds a host list as above; `#` starts
+// a comment. Errors read "SOURCE:LINE: <message>". Duplicates are dropped as above.
+std::vector<HostSpec> parse_hosts_text(std::string_view text, std::string_view source,
+                                       const HostListOptions& options = {});
 
 // Reads and parses a hosts file; an unreadable file is a UsageError naming the
 // file and the system's reason, and a file that includes itself via ^FILE too.
-std::vector<HostSpec> read_hosts_file(const std::filesystem::path& file);
+std::vector<HostSpec> read_hosts_file(const std::filesystem::path& file,
+                                      const HostListOptions& options = {});
+
+// The hosts of the -w expressions and -H files, in that order, minus the -x
+// expressions, as pdsh combines them: exclusions (`-ITEM`) and filters (`/REGEX/`)
+// in any -w apply to all of them, an -x list excludes what it names (`-x /REGEX/`
+// drops the matches). Duplicates dropped.
+std::vector<HostSpec> select_hosts(const std::vector<std::string>& exprs,
+                                   const std::vector<std::string>& files,
+                                   const std::vector<std::string>& excludes,
+                                   const HostListOptions& options = {});
 
 // Removes every host matched by an entry of `excluded`: the host names must be
 // equal, and where the exclusion names a user or a port those must be equal too.
@@ -49,5 +91,9 @@ std::vector<HostSpec> exclude_hosts(std::vector<HostSpec> hosts,
 
 // Drops duplicates (same user, host and port), keeping the first occurrence.
 std::vector<HostSpec> dedup_hosts(std::vector<HostSpec> hosts);
+
+// Shared with host_groups: the whole of `file`; failures are a UsageError
+// "cannot read KIND 'FILE': <system reason>".
+std::string read_list_file(const std::filesystem::path& file, std::string_view kind);
 
 }  // namespace tpush::inventory

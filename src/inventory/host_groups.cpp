@@ -1,0 +1,83 @@
+#include "tpush/inventory/host_groups.h"
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "tpush/inventory/host_list.h"
+#include "tpush/util/error.h"
+
+namespace tpush::inventory {
+namespace {
+
+using std::string_view;
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+string_view trim(string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Characters a group name cannot hold: host-list syntax around `@name`.
+bool bad_name_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u <= 0x20 || u == 0x7f || string_view(":,@[]!&^*?#").find(c) != string_view::npos;
+}
+
+}  // namespace
+
+HostGroups::HostGroups(string_view text, std::string file, std::string source)
+    : file_(std::move(file)), source_(std::move(source)) {
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const auto nl = text.find('\n');
+    string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == string_view::npos ? text.size() : nl + 1);
+    line = line.substr(0, line.find('#'));
+    if (trim(line).empty()) continue;
+
+    const std::string where = escape_for_message(file_) + ":" + std::to_string(line_no);
+    const auto colon = line.find(':');
+    const string_view name = line.substr(0, colon);
+    if (colon == string_view::npos || name.empty() || is_blank(name.front())) {
+      throw UsageError(where + ": " + quote_for_message(trim(line)) +
+                       " is not a group line (write NAME: HOSTS, like 'rack1: node[01-16]', "
+                       "with NAME at the start of the line)");
+    }
+    for (char c : name) {
+      if (bad_name_char(c)) {
+        throw UsageError(where + ": group name " + quote_for_message(name) +
+                         " cannot hold blanks or any of :,@[]!&^*?# (write NAME: HOSTS)");
+      }
+    }
+    const string_view hosts = trim(line.substr(colon + 1));
+    auto [it, inserted] = groups_.try_emplace(std::string(name), GroupDefinition{std::string(hosts), where});
+    if (inserted) {
+      names_.emplace_back(name);
+    } else if (!hosts.empty()) {
+      // ClusterShell reads every line of a name: they add up.
+      auto& expression = it->second.expression;
+      expression += expression.empty() ? std::string(hosts) : "," + std::string(hosts);
+    }
+  }
+}
+
+HostGroups HostGroups::read(const std::filesystem::path& file, std::string source) {
+  return HostGroups(read_list_file(file, "groups file"), file.string(), std::move(source));
+}
+
+std::optional<GroupDefinition> HostGroups::find(string_view source, string_view name) const {
+  if (!source.empty() && source != source_) return std::nullopt;
+  const auto it = groups_.find(name);
+  if (it == groups_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string HostGroups::origin() const {
+  return "groups file " + quote_for_message(file_) + " (source " + quote_for_message(source_) + ")";
+}
+
+}  // namespace tpush::inventory

@@ -1,0 +1,364 @@
+#include "tpush/inventory/host_pattern.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace tpush::inventory {
+namespace {
+
+using std::string_view;
+
+constexpr string_view kRangeHint = "ranges look like [1-5], [01-10,12] or [1-9/2]";
+
+std::string in_quotes(string_view text) { return quote_for_message(text); }
+
+[[noreturn]] void fail(string_view item, const std::string& detail) { throw bad_host_list(item, detail); }
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool all_digits(string_view s) {
+  for (char c : s) {
+    if (!is_digit(c)) return false;
+  }
+  return !s.empty();
+}
+
+string_view trim(string_view s) {
+  while (!s.empty() && (is_blank(s.front()) || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (is_blank(s.back()) || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+std::string column(std::size_t offset) { return "column " + std::to_string(offset + 1); }
+
+// pdsh's `RCMD_TYPE:` before a host (exec:host, ssh:user@host), which reads like a
+// host:port here: refused with a message that says so.
+void refuse_rcmd_type(string_view before_colon, string_view item) {
+  for (string_view type : {"ssh", "rsh", "exec", "mrsh", "krb4", "qsh", "mqsh", "xcpu"}) {
+    if (before_colon == type) {
+      fail(item, in_quotes(std::string(type) + ":") +
+                     " is pdsh's RCMD_TYPE prefix, which tpush does not take (write [user@]host[:port])");
+    }
+  }
+}
+
+// An IPv6 address as written between brackets or bare: hex groups, ':' and '.'
+// (for an embedded IPv4), optionally followed by a %zone.
+bool looks_like_ipv6(string_view s) {
+  const auto percent = s.find('%');
+  const string_view addr = s.substr(0, percent);
+  if (addr.find(':') == string_view::npos) return false;
+  for (char c : addr) {
+    if (!is_hex(c) && c != ':' && c != '.') return false;
+  }
+  if (percent == string_view::npos) return true;
+  const string_view zone = s.substr(percent + 1);
+  if (zone.empty()) return false;
+  for (char c : zone) {
+    if (is_blank(c) || c == '[' || c == ']' || c == '%' || c == '@' || c == ',') return false;
+  }
+  return true;
+}
+
+uint16_t parse_port(string_view port, string_view item) {
+  if (port.find_first_of("[]") != string_view::npos) {
+    throw UsageError("bad port " + in_quotes(port) + " in " + in_quotes(item) +
+                     " (ranges apply to the host part only)");
+  }
+  if (port.empty()) {
+    throw UsageError("missing port after ':' in " + in_quotes(item) +
+                     " (write host:PORT with PORT 1-65535, or drop the ':')");
+  }
+  unsigned long value = 0;
+  bool ok = all_digits(port) && port.size() <= 5;
+  if (ok) {
+    for (char c : port) value = value * 10 + static_cast<unsigned long>(c - '0');
+    ok = value >= 1 && value <= 65535;
+  }
+  if (!ok) {
+    throw UsageError("bad port " + in_quotes(port) + " in " + in_quotes(item) +
+                     " (ports are 1-65535)");
+  }
+  return static_cast<uint16_t>(value);
+}
+
+uint64_t to_number(string_view digits) {
+  uint64_t n = 0;
+  for (char c : digits) n = n * 10 + static_cast<uint64_t>(c - '0');
+  return n;
+}
+
+// One bracket group's content, e.g. "01-04,7" or "1-9/2", expanded to its values,
+// each once. `at` is the offset of the content within `item`, for messages.
+std::vector<std::string> expand_range_group(string_view content, string_view item, std::size_t at) {
+  const std::string group = "[" + escape_for_message(content) + "]";
+  if (trim(content).empty()) {
+    fail(item, "empty range " + group + " at " + column(at - 1) + " (" + std::string(kRangeHint) + ")");
+  }
+
+  std::vector<std::string> values;
+  std::unordered_set<std::string> seen;  // used when the group has several entries
+  const bool several = content.find(',') != string_view::npos;
+  const auto keep = [&](std::string value) {
+    if (!several || seen.insert(value).second) values.push_back(std::move(value));
+  };
+  std::size_t start = 0;
+  while (start <= content.size()) {
+    auto comma = content.find(',', start);
+    if (comma == string_view::npos) comma = content.size();
+    const string_view raw = content.substr(start, comma - start);
+    const string_view term = trim(raw);
+    const std::size_t term_at = at + start + (term.empty() ? 0 : raw.find(term.front()));
+    if (term.empty()) {
+      fail(item, "empty entry in " + group + " at " + column(term_at) + " (remove the extra ',')");
+    }
+
+    const auto slash = term.find('/');
+    const string_view range = trim(term.substr(0, slash));
+    const string_view step_text = slash == string_view::npos ? string_view{} : trim(term.substr(slash + 1));
+    const auto dash = range.find('-');
+    const string_view lo = trim(range.substr(0, dash));
+    const string_view hi = dash == string_view::npos ? string_view{} : trim(range.substr(dash + 1));
+    if (dash != string_view::npos) {
+      if (hi.find('-') != string_view::npos) {
+        fail(item, in_quotes(term) + " in " + group + " is not a range (" + std::string(kRangeHint) + ")");
+      }
+      if (lo.empty()) {
+        fail(item, "range " + in_quotes(term) + " in " + group + " has no lower bound (" +
+                       std::string(kRangeHint) + ")");
+      }
+      if (hi.empty()) {
+        fail(item, "range " + in_quotes(term) + " in " + group + " has no upper bound (" +
+                       std::string(kRangeHint) + ")");
+      }
+    }
+    for (string_view number : {lo, hi}) {
+      if (number.empty()) continue;
+      if (!all_digits(number)) {
+        fail(item, in_quotes(number) + " in " + group + " is not a number (" + std::string(kRangeHint) + ")");
+      }
+      if (number.size() > 18) {
+        fail(item, "number " + in_quotes(number) + " in " + group + " is too long");
+      }
+    }
+    uint64_t step = 1;
+    if (slash != string_view::npos) {
+      if (dash == string_view::npos) {
+        fail(item, "step in " + in_quotes(term) + " needs a range (write " + escape_for_message(lo) + "-N/" +
+                       escape_for_message(step_text) + ")");
+      }
+      if (!all_digits(step_text) || step_text.size() > 18 || to_number(step_text) == 0) {
+        fail(item, "bad step " + in_quotes(step_text) + " in " + group +
+                       " (a step is a whole number from 1, as in [1-9/2])");
+      }
+      step = to_number(step_text);
+    }
+
+    if (dash == string_view::npos) {
+      keep(std::string(lo));  // a single number is kept as written, padding and all
+    } else {
+      const uint64_t low = to_number(lo);
+      const uint64_t high = to_number(hi);
+      if (low > high) {
+        std::string fixed(item);
+        const std::string swapped = std::string(hi) + "-" + std::string(lo);
+        fixed.replace(term_at, range.size(), swapped);
+        fail(item, "range " + escape_for_message(term) + " runs backwards (write " + escape_for_message(fixed) + ")");
+      }
+      const uint64_t count = (high - low) / step + 1;
+      if (count > max_expanded_hosts || values.size() + count > max_expanded_hosts) {
+        fail(item, "range " + escape_for_message(term) + " expands to more than " +
+                       std::to_string(max_expanded_hosts) + " hosts (split it up)");
+      }
+      // pdsh and clush: a lower bound with a leading zero fixes the width.
+      const std::size_t width = lo.size() > 1 && lo.front() == '0' ? lo.size() : 1;
+      for (uint64_t n = low; n <= high; n += step) {
+        std::string digits = std::to_string(n);
+        if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
+        keep(std::move(digits));
+      }
+    }
+    start = comma + 1;
+  }
+  return values;
+}
+
+}  // namespace
+
+HostPattern::HostPattern(string_view pattern, string_view item, std::size_t at) : item_(item) {
+  std::string literal;
+  std::optional<std::size_t> last_close;  // the previous group's ']'
+  std::size_t i = 0;
+  while (i < pattern.size()) {
+    const char c = pattern[i];
+    if (c == ']') {
+      fail(item, "stray ']' at " + column(at + i) + " (ranges look like node[1-4])");
+    }
+    if (c != '[') {
+      literal += c;
+      ++i;
+      continue;
+    }
+    const auto close = pattern.find_first_of("[]", i + 1);
+    if (close == string_view::npos) {
+      fail(item, "unclosed '[' at " + column(at + i) + " (add ']')");
+    }
+    if (pattern[close] == '[') {
+      fail(item, "'[' at " + column(at + close) + " inside the range opened at " + column(at + i) +
+                     " (ranges cannot nest)");
+    }
+    if (last_close && !touching_ && (literal.empty() || all_digits(literal))) {
+      touching_ = std::make_pair(at + *last_close, at + i);
+    }
+    if (!literal.empty()) parts_.push_back({std::move(literal)});
+    literal.clear();
+    parts_.push_back(expand_range_group(pattern.substr(i + 1, close - i - 1), item, at + i + 1));
+    // Each factor is at most the maximum, so checking after each step cannot overflow.
+    count_ *= parts_.back().size();
+    if (count_ > max_expanded_hosts) {
+      fail(item, "expands to more than " + std::to_string(max_expanded_hosts) + " hosts (split it up)");
+    }
+    last_close = close;
+    i = close + 1;
+  }
+  if (!literal.empty()) parts_.push_back({std::move(literal)});
+}
+
+
+std::vector<std::string> HostPattern::names() const {
+  std::vector<std::string> out{""};
+  for (const auto& part : parts_) {
+    std::vector<std::string> next;
+    next.reserve(out.size() * part.size());
+    for (const auto& prefix : out) {
+      for (const auto& value : part) next.push_back(prefix + value);
+    }
+    out = std::move(next);
+  }
+  if (touching_ && out.size() > 1) {
+    std::unordered_set<string_view> seen;
+    seen.reserve(out.size());
+    for (const auto& name : out) {
+      if (seen.insert(name).second) continue;
+      const auto [close, open] = *touching_;
+      std::string fixed(item_);
+      fixed.insert(close + 1, "-");
+      fail(item_, "the ranges at " + column(close) + " and " + column(open) + " run together, so " +
+                      in_quotes(name) + " comes out twice (put a separator between them: " +
+                      escape_for_message(fixed) + ")");
+    }
+  }
+  return out;
+}
+
+HostItem parse_host_item(string_view item) {
+  HostItem result;
+  string_view rest = item;
+  std::size_t rest_at = 0;
+  if (const auto at_sign = item.find('@'); at_sign != string_view::npos) {
+    result.user = item.substr(0, at_sign);
+    rest = item.substr(at_sign + 1);
+    rest_at = at_sign + 1;
+    if (result.user.empty()) fail(item, "missing user name before '@' (write user@host)");
+    refuse_rcmd_type(string_view(result.user).substr(0, result.user.find(':')), item);
+    if (result.user.find_first_of("[]:") != std::string::npos) {
+      fail(item, "user name " + in_quotes(result.user) +
+                     " cannot hold '[', ']' or ':' (ranges and ports apply to the host part)");
+    }
+    if (const auto second = rest.find('@'); second != string_view::npos) {
+      fail(item, "second '@' at " + column(rest_at + second) + " (write user@host)");
+    }
+  }
+  if (rest.empty()) fail(item, "missing host name (write [user@]host[:port])");
+
+  // [v6addr] or [v6addr]:port
+  if (rest.front() == '[') {
+    const auto close = rest.find(']');
+    const string_view inside = close == string_view::npos ? string_view{} : rest.substr(1, close - 1);
+    if (inside.find(':') != string_view::npos) {
+      if (!looks_like_ipv6(inside)) {
+        fail(item, in_quotes(inside) + " in brackets is not an IPv6 address (write [2001:db8::5]:22)");
+      }
+      result.address = std::string(inside);
+      const string_view after = rest.substr(close + 1);
+      if (after.empty()) return result;
+      if (after.front() != ':') {
+        fail(item, "unexpected " + in_quotes(after) + " after the IPv6 address (write [addr]:port)");
+      }
+      result.port = parse_port(after.substr(1), item);
+      return result;
+    }
+  }
+
+  // Colons outside brackets: one separates the port, more mean a bare IPv6.
+  std::vector<std::size_t> colons;
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == '[') ++depth;
+    if (rest[i] == ']' && depth > 0) --depth;
+    if (rest[i] == ':' && depth == 0) colons.push_back(i);
+  }
+  if (colons.size() > 1) {
+    if (!looks_like_ipv6(rest)) {
+      fail(item, "more than one ':' but " + in_quotes(rest) +
+                     " is not an IPv6 address (write host:port, or [ipv6]:port)");
+    }
+    result.address = std::string(rest);
+    return result;
+  }
+
+  string_view pattern = rest;
+  if (colons.size() == 1) {
+    pattern = rest.substr(0, colons.front());
+    if (!all_digits(rest.substr(colons.front() + 1))) refuse_rcmd_type(pattern, item);
+    result.port = parse_port(rest.substr(colons.front() + 1), item);
+  }
+  if (pattern.empty()) fail(item, "missing host name before ':' (write host:port)");
+  result.pattern.emplace(pattern, item, rest_at);
+  result.wildcard = pattern.find_first_of("*?") != string_view::npos;
+  return result;
+}
+std::string host_text(const std::string& host, uint16_t port) {
+  if (port == 0) return host;
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+
+UsageError bad_host_list(string_view item, const std::string& detail) {
+  return UsageError("bad host list " + quote_for_message(item) + ": " + detail);
+}
+
+std::string escape_for_message(string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Blanks separate items within a line; newlines separate lines.
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+std::string quote_for_message(string_view text) { return "'" + escape_for_message(text) + "'"; }
+
+}  // namespace tpush::inventory
