@@ -36,8 +36,6 @@ std::string unknown_option_message(const CLI::App& app, const std::string& arg) 
   return msg;
 }
 
-// One value per occurrence, so `-w a uptime` leaves `uptime` to the command.
-CLI::Option* one_each(CLI::Option* o) { return o->allow_extra_args(false); }
 
 // "-f,--fanout" less the names the subcommand already took for itself.
 std::string free_names(const CLI::App& app, const std::string& names) {
@@ -59,18 +57,32 @@ void add_options(CLI::App& app, Options& o, bool& version) {
                     const char* group) {
     return app.add_option(free_names(app, names), value, text)->option_text(value_name)->group(group);
   };
-  auto flag = [&](const std::string& names, auto& value, const char* text, const char* group) {
+  auto flag = [&](const std::string& names, bool& value, const char* text, const char* group) {
     return app.add_flag(free_names(app, names), value, text)->group(group);
+  };
+  // Repeatable: every occurrence adds to the list, before and after the
+  // subcommand's name alike (a vector bound with add_option would be replaced
+  // by the second parse). One value per occurrence, so `-w a uptime` leaves
+  // `uptime` to the command; `split` also cuts each value at commas.
+  auto many = [&](const std::string& names, std::vector<std::string>& list, const char* value_name,
+                  const char* text, const char* group, bool split = false) {
+    auto* opt = app.add_option_function<std::vector<std::string>>(
+        free_names(app, names),
+        [&list](const std::vector<std::string>& values) { list.insert(list.end(), values.begin(), values.end()); },
+        text);
+    opt->option_text(value_name)->group(group)->allow_extra_args(false)->expected(1)->multi_option_policy(
+        CLI::MultiOptionPolicy::TakeAll);
+    if (split) opt->delimiter(',');
+    return opt;
   };
 
   const char* where = "Workers";
-  one_each(option("-w", o.host_exprs, "HOSTS", "Hosts: node[01-16],user@h:port,^FILE (repeatable)", where));
-  one_each(option("-x", o.excludes, "HOSTS", "Leave these hosts out (same syntax, repeatable)", where));
-  one_each(option("-H,--hosts", o.host_files, "FILE", "Hosts file, one [user@]host[:port] per line", where));
-  one_each(option("-t,--tpu", o.tpus, "NAME", "TPU VM name(s) to resolve through gcloud", where))->delimiter(',');
-  one_each(option("--queued-resource", o.queued_resources, "NAME", "Queued resource: every worker of every slice",
-                  where))
-      ->delimiter(',');
+  many("-w", o.host_exprs, "HOSTS", "Hosts: node[01-16],user@h:port,^FILE (repeatable)", where);
+  many("-x", o.excludes, "HOSTS", "Leave these hosts out (same syntax, repeatable)", where);
+  many("-H,--hosts", o.host_files, "FILE", "Hosts file, one [user@]host[:port] per line", where);
+  many("-t,--tpu", o.tpus, "NAME", "TPU VM name(s) to resolve through gcloud", where, true);
+  many("--queued-resource", o.queued_resources, "NAME", "Queued resource: every worker of every slice", where,
+       true);
   option("--zone", o.zone, "ZONE", "TPU zone (else TPUSH_ZONE, CLOUDSDK_COMPUTE_ZONE, gcloud config)", where);
   option("--project", o.project, "PROJECT", "TPU project (else CLOUDSDK_CORE_PROJECT, gcloud config)", where);
   option("--worker", o.worker_selection, "WORKERS", "TPU workers: all, 0, 1,4 or 1-3 (default all)", where);
@@ -84,7 +96,10 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   const char* how = "Connection";
   option("-l,--user", o.user, "USER", "Remote user (default: user@ in the host, else $USER)", how);
   option("-p,--port", o.port, "PORT", "Remote port (default: host:port, else 22)", how)->check(CLI::Range(1, 65535));
-  one_each(option("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how));
+  many("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how);
+  option("-F", o.ssh_config_file, "FILE",
+         "ssh_config file to read instead of ~/.ssh/config and /etc/ssh/ssh_config (none: no file)", how);
+  many("-o", o.ssh_options, "KEYWORD=VALUE", "An ssh_config line, before every file, as ssh -o (repeatable)", how);
   option("-J,--jump", o.jump, "[USER@]HOST[:PORT][,...]",
          "Reach the workers through these jump hosts (ProxyJump): one session per jump host carries "
          "every worker",
@@ -92,24 +107,24 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
       ->check(CLI::PositiveNumber);
   option("--connect-timeout", o.connect_timeout, "SECONDS",
-         "Seconds for TCP connect + SSH handshake + auth (default 10)", how)
+         "Seconds for TCP connect + SSH handshake + auth (default: ConnectTimeout, else 10)", how)
       ->check(CLI::Range(1, 86400));
   option("-u,--timeout", o.timeout, "SECONDS", "Seconds a command may run on a worker (default: no limit)", how)
       ->check(CLI::Range(1, 31536000));
   option("--alive-interval", o.alive_interval, "SECONDS",
-         "Keepalive seconds; a worker silent for 3 intervals is lost (default 5)", how)
+         "Keepalive seconds; a worker silent for 3 intervals is lost (default: ServerAliveInterval, else 5)",
+         how)
       ->check(CLI::Range(1, 3600));
   option("--host-key-check", o.host_key_check, "{accept-new,yes,no}",
-         "accept-new (default: record unknown keys), yes (unknown keys fail), or no (DANGEROUS: no check at "
-         "all, anyone on the path can impersonate a worker)",
+         "accept-new (default, unless StrictHostKeyChecking says: record unknown keys), yes (unknown keys "
+         "fail), or no (DANGEROUS: no check at all, anyone on the path can impersonate a worker)",
          how)
       ->check(CLI::IsMember({"accept-new", "yes", "no"}));
 
   const char* remote = "Remote command";
-  one_each(option("-e,--env", o.env, "NAME[=VALUE]",
-                  "Export NAME (its value here) or NAME=VALUE to the command (repeatable; values never "
-                  "appear in logs)",
-                  remote));
+  many("-e,--env", o.env, "NAME[=VALUE]",
+       "Export NAME (its value here) or NAME=VALUE to the command (repeatable; values never appear in logs)",
+       remote);
   option("--cd", o.cd, "DIR", "Run the command in DIR on every worker", remote);
   flag("--tty", o.tty,
        "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process (stderr is merged "
@@ -126,7 +141,10 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   flag("-N,--no-prefix", o.no_prefix, "Print lines without the worker prefix", out);
   flag("-q,--quiet", o.quiet, "No summary when every worker succeeded", out);
   flag("-S,--summary-always", o.summary_always, "Summary line for every worker, ok ones too", out);
-  flag("-v,--verbose", o.verbose, "Debug log on stderr (repeat for more)", out);
+  // Counted across both parses (before and after a subcommand's name).
+  app.add_flag_function(free_names(app, "-v,--verbose"), [&o](std::int64_t n) { o.verbose += static_cast<int>(n); },
+                        "Debug log on stderr (repeat for more)")
+      ->group(out);
   option("--color", o.color, "{auto,always,never}", "auto (default; a terminal only, honours NO_COLOR), always or never",
          out)
       ->check(CLI::IsMember({"auto", "always", "never"}));

@@ -7,8 +7,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tpush/inventory/host_list.h"
+#include <algorithm>
+
 #include "tpush/output/exit_codes.h"
+#include "tpush/ssh/proxy_command.h"
 #include "tpush/output/summary.h"
 #include "tpush/util/error.h"
 #include "tpush/util/environment.h"
@@ -46,63 +48,128 @@ std::vector<std::filesystem::path> paths(const std::vector<std::string>& files) 
   return {files.begin(), files.end()};
 }
 
-// -J a,bob@b:2222: the jump hosts, outermost first. A jump host's user is its
-// own (user@), else $USER: -l names the workers' user only, as with ssh.
-std::vector<ssh::JumpPool::Hop> jump_hops(const std::string& spec) {
-  std::vector<ssh::JumpPool::Hop> hops;
-  if (spec.empty() || spec == "none") return hops;
-  for (const auto& h : inventory::expand_host_list(spec)) {
-    ssh::JumpPool::Hop hop;
-    hop.endpoint.host = h.host;
-    hop.endpoint.port = h.port ? h.port : 22;
-    hop.endpoint.user = h.user.empty() ? util::user_name() : h.user;
-    hop.name = hop.endpoint.user + "@" + h.text + (h.port ? "" : ":22");
-    hops.push_back(std::move(hop));
-  }
-  if (hops.empty()) throw UsageError("-J '" + spec + "': no jump host in it (write -J [user@]host[:port][,...])");
-  return hops;
+}  // namespace
+
+// Every key any worker (or jump host) may use: -i files must exist; the
+// others are read when they do.
+std::vector<std::filesystem::path> identity_files_of(const std::vector<Reach>& reaches, bool explicit_ones) {
+  std::vector<std::filesystem::path> out;
+  std::function<void(const Reach&)> add = [&](const Reach& r) {
+    for (const auto& f : r.identity_files)
+      if ((f.from == "-i") == explicit_ones && std::find(out.begin(), out.end(), f.value) == out.end())
+        out.push_back(f.value);
+    for (const auto& hop : r.jump) add(hop.reach);
+  };
+  for (const auto& r : reaches) add(r);
+  return out;
 }
 
-}  // namespace
+std::vector<Reach> plan_all(const ReachPlanner& planner, const std::vector<inventory::Worker>& workers) {
+  std::vector<Reach> reaches;
+  reaches.reserve(workers.size());
+  for (const auto& w : workers) reaches.push_back(planner.plan(w));
+  for (const auto& warning : planner.warnings()) spdlog::warn("{}", warning);
+  return reaches;
+}
 
 RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers, int signal_fd)
     : options_(o),
+      planner_(o, util::home_dir(), util::user_name()),
       workers_(std::move(workers)),
+      reaches_(plan_all(planner_, workers_)),
       signal_fd_(signal_fd),
       started_(std::chrono::steady_clock::now()),
-      home_(util::home_dir()),
-      credentials_(ssh::Credentials::gather(paths(o.identities), home_)),
-      host_keys_(ssh::parse_host_key_mode(o.host_key_check), home_ / ".ssh" / "known_hosts",
-                 {home_ / ".ssh" / "google_compute_known_hosts"}),
+      home_(planner_.home()),
+      credentials_(ssh::Credentials::gather(identity_files_of(reaches_, true), identity_files_of(reaches_, false))),
       labels_(labels_of(workers_)),
-      default_user_(o.user.empty() ? util::user_name() : o.user),
-      default_port_(o.port ? o.port : 22),
       fanout_(choose_fanout(o, workers_.size())),
       writer_(STDOUT_FILENO, STDERR_FILENO),
       lines_(writer_, labels_, {!o.no_prefix, use_color(o.color)}),
-      jumps_(settings_, std::chrono::seconds(o.connect_timeout)) {
+      jumps_(settings_) {
   settings_.credentials = &credentials_;
-  settings_.host_keys = &host_keys_;
   settings_.home = home_;
-  settings_.alive_interval = std::chrono::seconds(o.alive_interval);
-  deadlines_.connect = std::chrono::seconds(o.connect_timeout);
-  if (o.timeout) deadlines_.command = std::chrono::seconds(*o.timeout);
-  deadlines_.alive_interval = settings_.alive_interval;
-  deadlines_.alive_count = settings_.alive_count;
   settings_.reaper = &reaper_;
-  jump_chain_ = jump_hops(o.jump);
 }
 
-ssh::Endpoint RunContext::endpoint(std::size_t i) const {
+fanout::Deadlines RunContext::deadlines(std::size_t i) const {
+  const Reach& r = reaches_[i];
+  fanout::Deadlines d;
+  d.connect = std::chrono::seconds(r.connect_timeout.value);
+  if (options_.timeout) d.command = std::chrono::seconds(*options_.timeout);
+  d.alive_interval = std::chrono::seconds(r.alive_interval.value);
+  d.alive_count = r.alive_count.value;
+  return d;
+}
+
+ssh::Endpoint RunContext::endpoint(std::size_t i) {
   const auto& w = workers_[i];
-  ssh::Endpoint e;
-  e.host = w.target.host;
-  e.port = w.target.port ? w.target.port : default_port_;
-  e.user = w.target.user.empty() ? default_user_ : w.target.user;
-  e.host_key_aliases = w.host_key_aliases;
+  ssh::Endpoint e = endpoint_for(reaches_[i], w.label);
+  // gcloud's names for a TPU worker's key come after an ssh_config HostKeyAlias.
+  e.host_key_aliases.insert(e.host_key_aliases.end(), w.host_key_aliases.begin(), w.host_key_aliases.end());
   e.pinned_host_key = w.pinned_host_key;
-  if (!jump_chain_.empty()) e.via = const_cast<ssh::JumpPool&>(jumps_).route(jump_chain_, e.host, e.port);
   return e;
+}
+
+ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label) {
+  ssh::Endpoint e;
+  e.host = r.hostname.value;
+  e.port = r.port.value;
+  e.user = r.user.value;
+  if (!r.host_key_alias.value.empty()) e.host_key_aliases.push_back(r.host_key_alias.value);
+  e.identities = identities_for(r);
+  e.host_keys = host_keys_for(r);
+  e.address_family = r.address_family.value;
+  e.connection_attempts = r.connection_attempts.value;
+  e.alive_interval = std::chrono::seconds(r.alive_interval.value);
+  e.alive_count = r.alive_count.value;
+  switch (r.via) {
+    case Reach::Via::direct:
+      break;
+    case Reach::Via::jump:
+      e.via = jumps_.route(hops_for(r), e.host, e.port);
+      break;
+    case Reach::Via::command: {
+      const auto command = r.proxy_argv.empty() ? ssh::ProxyCommand::from_line(r.proxy_command.value)
+                                                : ssh::ProxyCommand::from_argv(r.proxy_argv, r.proxy_command.value);
+      spdlog::debug("{}: through proxy command {}", label, command.shown);
+      e.via = [command, reaper = &reaper_] { return std::make_unique<ssh::ProxyCommandTransport>(command, reaper); };
+      break;
+    }
+  }
+  return e;
+}
+
+std::vector<ssh::JumpPool::Hop> RunContext::hops_for(const Reach& r) {
+  std::vector<ssh::JumpPool::Hop> hops;
+  for (const auto& hop : r.jump)
+    hops.push_back({hop.name, endpoint_for(hop.reach, hop.name), std::chrono::seconds(hop.reach.connect_timeout.value)});
+  return hops;
+}
+
+ssh::Identities RunContext::identities_for(const Reach& r) const {
+  ssh::Identities ids;
+  const std::string& agent = r.identity_agent.value;
+  if (agent != "none" && (!agent.empty() || credentials_.use_agent)) ids.agent_socket = agent;
+  for (const auto& f : r.identity_files)
+    if (const ssh::KeyFile* k = credentials_.find(f.value))
+      if (std::find(ids.keys.begin(), ids.keys.end(), k) == ids.keys.end()) ids.keys.push_back(k);
+  ids.identities_only = r.identities_only.value;
+  return ids;
+}
+
+ssh::HostKeyPolicy* RunContext::host_keys_for(const Reach& r) {
+  std::string key = std::to_string(static_cast<int>(r.host_key_check.value));
+  for (const auto& f : r.user_known_hosts.value) key += "|u:" + f.string();
+  for (const auto& f : r.global_known_hosts.value) key += "|g:" + f.string();
+  for (auto& [k, policy] : host_keys_)
+    if (k == key) return policy.get();
+  // The first user file is where new keys are recorded; the others are read.
+  std::filesystem::path user_file;
+  std::vector<std::filesystem::path> read_only;
+  for (const auto& f : r.user_known_hosts.value) (user_file.empty() ? user_file : read_only.emplace_back()) = f;
+  read_only.insert(read_only.end(), r.global_known_hosts.value.begin(), r.global_known_hosts.value.end());
+  host_keys_.emplace_back(key, std::make_unique<ssh::HostKeyPolicy>(r.host_key_check.value, user_file, read_only));
+  return host_keys_.back().second.get();
 }
 
 std::vector<std::size_t> RunContext::everyone() const {
@@ -153,6 +220,7 @@ void RunContext::retry_moved(fanout::RunOutcome& outcome, const Refresh& refresh
       if (f.label != old.label || f.target == old.target) continue;
       spdlog::warn("{}: address changed from {} to {}; retrying", f.label, old.target.host, f.target.host);
       workers_[i] = f;
+      reaches_[i] = planner_.plan(f);
       retry.push_back(i);
     }
   }

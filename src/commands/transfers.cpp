@@ -26,7 +26,7 @@ int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, co
       w.bytes = bytes;
       w.done = w.done || done;
     };
-    return std::make_unique<fanout::CopyJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(),
+    return std::make_unique<fanout::CopyJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i),
                                              transfer_for(ctx, i), report);
   };
   auto run = ctx.run(ctx.everyone(), make_job);

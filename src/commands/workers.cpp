@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
-
-#include "tpush/util/environment.h"
 
 namespace tpush::commands {
 namespace {
@@ -14,19 +11,97 @@ using nlohmann::json;
 using inventory::Worker;
 using inventory::WorkerOrigin;
 
-std::string user_of(const Worker& w, const WorkerDefaults& d) {
-  if (!w.target.user.empty()) return w.target.user;
-  if (!d.user.empty()) return d.user;
-  return util::user_name();
+std::string address(const Reach& r) {
+  const bool v6 = r.hostname.value.find(':') != std::string::npos;
+  return (v6 ? "[" + r.hostname.value + "]" : r.hostname.value) + ":" + std::to_string(r.port.value);
 }
 
-uint16_t port_of(const Worker& w, const WorkerDefaults& d) {
-  return w.target.port != 0 ? w.target.port : (d.port != 0 ? d.port : 22);
+const char* mode_name(ssh::HostKeyMode m) {
+  switch (m) {
+    case ssh::HostKeyMode::yes: return "yes";
+    case ssh::HostKeyMode::no: return "no";
+    case ssh::HostKeyMode::accept_new: return "accept-new";
+  }
+  return "?";
 }
 
-std::string address(const Worker& w, uint16_t port) {
-  bool v6 = w.target.host.find(':') != std::string::npos;
-  return (v6 ? "[" + w.target.host + "]" : w.target.host) + ":" + std::to_string(port);
+const char* family_name(int af) { return af == AF_INET ? "inet" : af == AF_INET6 ? "inet6" : "any"; }
+
+const char* via_kind(Reach::Via v) {
+  switch (v) {
+    case Reach::Via::direct: return "direct";
+    case Reach::Via::jump: return "jump";
+    case Reach::Via::command: return "command";
+  }
+  return "?";
+}
+
+template <typename T>
+json sourced(const Sourced<T>& s) {
+  return {{"value", s.value}, {"from", s.from}};
+}
+
+json paths(const Sourced<std::vector<std::filesystem::path>>& s) {
+  json v = json::array();
+  for (const auto& p : s.value) v.push_back(p.string());
+  return {{"value", v}, {"from", s.from}};
+}
+
+json reach_json(const Reach& r) {
+  json keys = json::array();
+  for (const auto& f : r.identity_files) keys.push_back({{"value", f.value.string()}, {"from", f.from}});
+  json via = {{"kind", via_kind(r.via)}, {"from", r.via_from}};
+  if (r.via == Reach::Via::jump) {
+    json hops = json::array();
+    for (const auto& h : r.jump) hops.push_back(h.name);
+    via["jump"] = hops;
+  }
+  if (r.via == Reach::Via::command) via["proxy_command"] = r.proxy_command.value;
+  return {{"hostname", sourced(r.hostname)},
+          {"port", sourced(r.port)},
+          {"user", sourced(r.user)},
+          {"identity_files", keys},
+          {"identities_only", sourced(r.identities_only)},
+          {"identity_agent", sourced(r.identity_agent)},
+          {"via", via},
+          {"connect_timeout", sourced(r.connect_timeout)},
+          {"alive_interval", sourced(r.alive_interval)},
+          {"alive_count", sourced(r.alive_count)},
+          {"connection_attempts", sourced(r.connection_attempts)},
+          {"address_family", {{"value", family_name(r.address_family.value)}, {"from", r.address_family.from}}},
+          {"host_key_check", {{"value", mode_name(r.host_key_check.value)}, {"from", r.host_key_check.from}}},
+          {"user_known_hosts_files", paths(r.user_known_hosts)},
+          {"global_known_hosts_files", paths(r.global_known_hosts)},
+          {"host_key_alias", sourced(r.host_key_alias)}};
+}
+
+// The origin in parentheses, when there is one to show.
+std::string with_from(const std::string& value, const std::string& from) {
+  return from.empty() ? value : value + " (" + from + ")";
+}
+
+std::string details_text(const Reach& r) {
+  std::string keys;
+  for (const auto& f : r.identity_files) keys += (keys.empty() ? "" : ", ") + with_from(f.value.string(), f.from);
+  const std::string agent = r.identity_agent.value == "none" ? "none"
+                            : r.identity_agent.value.empty() ? "$SSH_AUTH_SOCK"
+                                                             : r.identity_agent.value;
+  std::string known;
+  for (const auto& f : r.user_known_hosts.value) known += (known.empty() ? "" : " ") + f.string();
+  std::string out;
+  out += "    host " + with_from(r.hostname.value, r.hostname.from) + ", port " +
+         with_from(std::to_string(r.port.value), r.port.from) + ", user " + with_from(r.user.value, r.user.from) + "\n";
+  out += "    keys " + (keys.empty() ? std::string("none") : keys) + "; agent " +
+         with_from(agent, r.identity_agent.from) + (r.identities_only.value ? "; IdentitiesOnly" : "") + "\n";
+  out += "    via " + (r.via == Reach::Via::direct ? std::string("direct") : with_from(r.via_text(), r.via_from)) +
+         "; connect timeout " + with_from(std::to_string(r.connect_timeout.value) + "s", r.connect_timeout.from) +
+         ", keepalive " + with_from(std::to_string(r.alive_interval.value) + "s", r.alive_interval.from) + " x " +
+         with_from(std::to_string(r.alive_count.value), r.alive_count.from) + "\n";
+  out += "    host keys " + with_from(mode_name(r.host_key_check.value), r.host_key_check.from) + " in " +
+         with_from(known.empty() ? "none" : known, r.user_known_hosts.from) +
+         (r.host_key_alias.value.empty() ? "" : ", as " + with_from(r.host_key_alias.value, r.host_key_alias.from)) +
+         "\n";
+  return out;
 }
 
 std::string source_text(const WorkerOrigin* o) {
@@ -40,8 +115,8 @@ std::string source_text(const WorkerOrigin* o) {
 
 }  // namespace
 
-int print_workers(const std::vector<Worker>& workers, const inventory::TpuResolution* tpu, bool as_json,
-                  std::ostream& out, const WorkerDefaults& defaults) {
+int print_workers(const std::vector<Worker>& workers, const std::vector<Reach>& reaches,
+                  const inventory::TpuResolution* tpu, bool as_json, bool details, std::ostream& out) {
   auto origin = [&](std::size_t i) -> const WorkerOrigin* {
     return tpu != nullptr && i < tpu->origins.size() ? &tpu->origins[i] : nullptr;
   };
@@ -50,10 +125,12 @@ int print_workers(const std::vector<Worker>& workers, const inventory::TpuResolu
     json arr = json::array();
     for (std::size_t i = 0; i < workers.size(); ++i) {
       const Worker& w = workers[i];
+      const Reach& r = reaches[i];
       json o = {{"label", w.label},
                 {"host", w.target.host},
-                {"port", port_of(w, defaults)},
-                {"user", user_of(w, defaults)},
+                {"port", r.port.value},
+                {"user", r.user.value},
+                {"reach", reach_json(r)},
                 {"host_key_aliases", w.host_key_aliases},
                 {"pinned_host_key", w.pinned_host_key ? json(*w.pinned_host_key) : json(nullptr)}};
       json env = json::object();
@@ -81,22 +158,26 @@ int print_workers(const std::vector<Worker>& workers, const inventory::TpuResolu
     return 0;
   }
 
-  std::vector<std::array<std::string, 4>> rows;
-  std::array<std::size_t, 4> width{};
+  // The "via" column only when some worker is reached through something.
+  const bool any_via = std::any_of(reaches.begin(), reaches.end(), [](const Reach& r) { return r.via != Reach::Via::direct; });
+  std::vector<std::array<std::string, 5>> rows;
+  std::array<std::size_t, 5> width{};
   for (std::size_t i = 0; i < workers.size(); ++i) {
-    const Worker& w = workers[i];
-    std::array<std::string, 4> row{w.label, address(w, port_of(w, defaults)), user_of(w, defaults),
-                                   source_text(origin(i))};
+    const Reach& r = reaches[i];
+    std::array<std::string, 5> row{workers[i].label, address(r), r.user.value,
+                                   r.via == Reach::Via::direct ? "direct" : "via " + r.via_text(), source_text(origin(i))};
     for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
     rows.push_back(std::move(row));
   }
-  for (const auto& row : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += row[c];
-      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    for (std::size_t c = 0; c < rows[i].size(); ++c) {
+      if (c == 3 && !any_via) continue;
+      line += rows[i][c];
+      if (c + 1 < rows[i].size()) line += std::string(width[c] - rows[i][c].size() + 2, ' ');
     }
     out << line << "\n";
+    if (details) out << details_text(reaches[i]);
   }
   return 0;
 }

@@ -1,5 +1,7 @@
 #include <CLI/CLI.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <iostream>
 
 #include "tpush/commands/subcommands.h"
@@ -17,8 +19,13 @@ int workers_main(Options& o, int signal_fd) {
   spec.add_own = [&json](CLI::App& app) { app.add_flag("--json", json, "Print a JSON array"); };
   if (!parse_subcommand(o, spec)) return 0;
   const Targets t = resolve_targets(o, signal_fd);
-  return print_workers(t.workers, t.tpu ? &*t.tpu : nullptr, json, std::cout,
-                       {o.user.empty() ? util::user_name() : o.user, o.port ? o.port : uint16_t{22}});
+  const ReachPlanner planner(o, util::home_dir(), util::user_name());
+  std::vector<Reach> reaches;
+  reaches.reserve(t.workers.size());
+  for (const auto& w : t.workers) reaches.push_back(planner.plan(w));
+  if (!json)
+    for (const auto& warning : planner.warnings()) spdlog::warn("{}", warning);
+  return print_workers(t.workers, reaches, t.tpu ? &*t.tpu : nullptr, json, o.verbose > 0, std::cout);
 }
 
 }  // namespace tpush::commands

@@ -38,8 +38,9 @@ void SessionJob::tick(Clock::time_point now) {
   if (finished() || !started()) return;
   if (!working_) {
     if (now - start_time() >= deadlines_.connect)
-      finish(Outcome::timed_out, "connect timed out after " + seconds_text(deadlines_.connect) + " (" +
-                                     connection_.phase_name() + ")");
+      return finish(Outcome::timed_out, "connect timed out after " + seconds_text(deadlines_.connect) + " (" +
+                                            connection_.phase_name() + ")");
+    connection_.tick(now);  // a connect attempt due again (ConnectionAttempts)
     return;
   }
   if (command_deadline_passed(now, work_start_)) {

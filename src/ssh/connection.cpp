@@ -104,7 +104,10 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
 }
 
 Connection::Connection(Endpoint endpoint, const ConnectionSettings& settings)
-    : endpoint_(std::move(endpoint)), settings_(settings) {}
+    : endpoint_(std::move(endpoint)),
+      settings_(settings),
+      identities_(endpoint_.identities ? *endpoint_.identities : settings_.credentials->all()),
+      attempts_left_(std::max(1, endpoint_.connection_attempts) - 1) {}
 
 Connection::~Connection() { abandon(); }
 
@@ -133,8 +136,10 @@ util::Wait Connection::wait() const {
 void Connection::fail(std::string reason) {
   if (phase_ == Phase::failed) return;
   if (transport_) {  // the way there failed: that is the cause
-    if (std::string cause = transport_->failure(); !cause.empty()) reason = std::move(cause);
-    else if (std::string said = transport_->notes(); !said.empty()) reason += " (proxy said: " + said + ")";
+    if (std::string cause = reached_ ? transport_->failure() : transport_->unanswered(); !cause.empty())
+      reason = std::move(cause);
+    else if (std::string said = transport_->notes(); !said.empty())
+      reason += " (proxy said: " + said + ")";
   }
   phase_ = Phase::failed;
   failure_reason_ = std::move(reason);
@@ -170,6 +175,7 @@ void Connection::advance() {
 // An address literal is parsed here; a name goes to a NameLookup, and
 // advance() comes back when its fd is readable.
 void Connection::resolve() {
+  if (retry_at_) return;  // the next attempt waits for its time (tick)
   if (endpoint_.via) return open_transport();
   int rc;
   std::unique_ptr<NameLookup> finished;  // its eventfd is closed after the socket exists
@@ -179,7 +185,7 @@ void Connection::resolve() {
     finished = std::move(lookup_);
   } else {
     addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
+    hints.ai_family = endpoint_.address_family;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV | AI_NUMERICHOST;
     const std::string port = std::to_string(endpoint_.port);
@@ -236,7 +242,7 @@ void Connection::start_connect() {
     // Unacknowledged data older than the alive window means the peer is gone
     // (a partition): the kernel then fails the socket.
     const unsigned user_timeout_ms =
-        static_cast<unsigned>(settings_.alive_interval.count() * settings_.alive_count * 1000);
+        static_cast<unsigned>(endpoint_.alive_interval.count() * endpoint_.alive_count * 1000);
     if (user_timeout_ms > 0)
       setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
     if (::connect(fd_, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
@@ -246,7 +252,18 @@ void Connection::start_connect() {
     connect_error_ = connect_error_text(errno);
     close_socket();
   }
+  if (attempts_left_ > 0 && addresses_) return retry_connect_later();
   fail(connect_error_.empty() ? "connect failed" : connect_error_);
+}
+
+// ConnectionAttempts: every address failed; try them all again in a second
+// (tick() restarts), as ssh does. The connect deadline still runs.
+void Connection::retry_connect_later() {
+  --attempts_left_;
+  close_socket();
+  next_address_ = nullptr;
+  phase_ = Phase::resolve;
+  retry_at_ = Clock::now() + std::chrono::seconds(1);
 }
 
 void Connection::finish_connect() {
@@ -283,7 +300,7 @@ void Connection::start_session() {
   libssh2_session_method_pref(session_, LIBSSH2_METHOD_MAC_SC, prefs.macs.c_str());
   const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
                            &endpoint_.pinned_host_key};
-  const std::string hostkeys = host_key_prefs(settings_.host_keys->known_types(id));
+  const std::string hostkeys = host_key_prefs(host_keys().known_types(id));
   libssh2_session_method_pref(session_, LIBSSH2_METHOD_HOSTKEY, hostkeys.c_str());
   last_receive_ = Clock::now();
   phase_ = Phase::handshake;
@@ -315,7 +332,7 @@ void Connection::check_host_key() {
   const HostKey key{wire::blob_type({blob, len}), std::string(blob, len)};
   const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
                            &endpoint_.pinned_host_key};
-  auto verdict = settings_.host_keys->verify(id, key);
+  auto verdict = host_keys().verify(id, key);
   warning_ = std::move(verdict.warning);
   if (!verdict.accepted) {
     fail(verdict.reason);
@@ -327,7 +344,7 @@ void Connection::check_host_key() {
 void Connection::do_auth() {
   if (try_agent() || try_keys()) return;  // authenticated, waiting, or failed
   if (phase_ != Phase::auth) return;
-  std::string tried = settings_.credentials->describe(settings_.home);
+  std::string tried = identities_.describe(settings_.home);
   if (agent_keys_tried_ > 0)
     tried.replace(0, 5, "agent (" + std::to_string(agent_keys_tried_) + " key" +
                             (agent_keys_tried_ == 1 ? ")" : "s)"));
@@ -340,9 +357,11 @@ void Connection::do_auth() {
 // Returns true when the phase is settled for now (waiting, authenticated or
 // failed); false when the agent has nothing (more) to offer.
 bool Connection::try_agent() {
-  if (agent_done_ || !settings_.credentials->use_agent) return false;
+  if (agent_done_ || !identities_.agent_socket) return false;
   if (!agent_) {
     agent_ = libssh2_agent_init(session_);
+    if (agent_ && !identities_.agent_socket->empty())
+      libssh2_agent_set_identity_path(agent_, identities_.agent_socket->c_str());  // IdentityAgent
     if (!agent_ || libssh2_agent_connect(agent_) != 0 || libssh2_agent_list_identities(agent_) != 0) {
       agent_done_ = true;
       return false;
@@ -356,6 +375,7 @@ bool Connection::try_agent() {
         return false;
       }
       identity_ = next;
+      if (identities_.identities_only && !listed(*identity_)) continue;  // IdentitiesOnly
       identity_pending_ = true;
       ++agent_keys_tried_;
     }
@@ -372,16 +392,16 @@ bool Connection::try_agent() {
     last_auth_error_ = last_error();
     if (is_hangup(rc)) {
       agent_done_ = true;
-      key_index_ = settings_.credentials->keys.size();  // the server hung up
+      key_index_ = identities_.keys.size();  // the server hung up
       return false;
     }
   }
 }
 
 bool Connection::try_keys() {
-  const auto& keys = settings_.credentials->keys;
+  const auto& keys = identities_.keys;
   while (key_index_ < keys.size()) {
-    const KeyFile& key = keys[key_index_];
+    const KeyFile& key = *keys[key_index_];
     int rc;
     if (key.signing_key) {
       sign_abstract_ = const_cast<SigningKey*>(&*key.signing_key);
@@ -416,12 +436,25 @@ void Connection::auth_succeeded() {
     libssh2_agent_free(agent_);
     agent_ = nullptr;
   }
-  libssh2_keepalive_config(session_, 1, static_cast<unsigned>(settings_.alive_interval.count()));
+  libssh2_keepalive_config(session_, 1, static_cast<unsigned>(endpoint_.alive_interval.count()));
   phase_ = Phase::ready;
   wait_ = util::Wait::none;
 }
 
+bool Connection::listed(const libssh2_agent_publickey& agent_key) const {
+  const std::string_view blob(reinterpret_cast<const char*>(agent_key.blob), agent_key.blob_len);
+  for (const KeyFile* k : identities_.keys)
+    if (!k->public_blob.empty() && k->public_blob == blob) return true;
+  return false;
+}
+
 void Connection::tick(Clock::time_point now) {
+  if (retry_at_ && now >= *retry_at_ && phase_ == Phase::resolve) {
+    retry_at_.reset();
+    next_address_ = addresses_;
+    start_connect();
+    return;
+  }
   if (phase_ != Phase::ready || !session_) return;
   if (!ready_since_) ready_since_ = now;
   if (!trimmed_ && now - *ready_since_ >= trim_after) {

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tpush/ssh/known_hosts.h"
 #include "tpush/ssh/wire.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/error.h"
@@ -17,6 +18,14 @@
 namespace tpush::ssh {
 namespace fs = std::filesystem;
 namespace {
+
+// "type base64 comment" in FILE.pub -> the blob; "" when there is none.
+std::string public_blob_of(const fs::path& private_key) {
+  const auto text = util::read_file(fs::path(private_key.string() + ".pub"));
+  if (!text) return {};
+  const auto key = parse_public_key(*text);
+  return key ? key->blob : std::string();
+}
 
 std::string shorten_home(const fs::path& p, const fs::path& home) {
   const std::string s = p.string(), h = home.string();
@@ -44,19 +53,21 @@ bool is_encrypted_private_key(const std::string& text) {
   return cipher && *cipher != "none";
 }
 
-Credentials Credentials::gather(const std::vector<fs::path>& identity_files, const fs::path& home) {
+Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
+                                const std::vector<fs::path>& other_files) {
   Credentials c;
   c.use_agent = util::env_value("SSH_AUTH_SOCK").has_value();
 
   auto add = [&](const fs::path& p, bool explicit_file) {
     for (const auto& k : c.keys)
       if (k.path == p) return;
-    KeyFile key{p, {}, {}, false, std::nullopt};
+    KeyFile key{p, {}, {}, {}, false, std::nullopt};
     auto text = util::read_file(p);
     if (!text) {
       if (explicit_file)
         throw UsageError("cannot read identity file '" + p.string() + "': " + std::strerror(errno) +
                          " (check the path given to -i)");
+      spdlog::debug("identity file {} not read: {}", p.string(), std::strerror(errno));
       return;
     }
     key.private_key = std::move(*text);
@@ -64,7 +75,7 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files, con
     c.keys.push_back(std::move(key));
   };
   for (const auto& p : identity_files) add(p, true);
-  for (const auto& p : default_identity_files(home)) add(p, false);
+  for (const auto& p : other_files) add(p, false);
 
   // One prompt per encrypted key, before any connection; never per worker.
   if (!c.use_agent) {
@@ -82,6 +93,7 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files, con
   }
   for (auto& key : c.keys) {
     key.signing_key = SigningKey::parse(key.private_key, key.passphrase);
+    key.public_blob = key.signing_key ? key.signing_key->public_blob() : public_blob_of(key.path);
     spdlog::debug("key {}: {}", key.path.string(),
                   key.signing_key ? "decoded once, signs for every session"
                                   : "not decoded by tpush, libssh2 reads it per session");
@@ -89,9 +101,22 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files, con
   return c;
 }
 
-std::string Credentials::describe(const fs::path& home) const {
-  std::string out = use_agent ? "agent" : "";
-  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + shorten_home(k.path, home);
+const KeyFile* Credentials::find(const fs::path& path) const {
+  for (const auto& k : keys)
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+Identities Credentials::all() const {
+  Identities ids;
+  if (use_agent) ids.agent_socket = "";
+  for (const auto& k : keys) ids.keys.push_back(&k);
+  return ids;
+}
+
+std::string Identities::describe(const fs::path& home) const {
+  std::string out = agent_socket ? "agent" : "";
+  for (const KeyFile* k : keys) out += (out.empty() ? "" : ", ") + shorten_home(k->path, home);
   return out.empty() ? "no keys found: use -i FILE or ssh-agent" : out;
 }
 

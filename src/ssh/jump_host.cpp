@@ -66,6 +66,8 @@ JumpHost::JumpHost(std::string name, Endpoint endpoint, const ConnectionSettings
                    std::chrono::seconds connect_timeout)
     : name_(std::move(name)),
       settings_(settings),
+      alive_interval_(endpoint.alive_interval),
+      alive_count_(endpoint.alive_count),
       connection_(std::move(endpoint), settings_),
       connect_timeout_(connect_timeout),
       epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
@@ -129,12 +131,13 @@ void JumpHost::tick(Clock::time_point now) {
   if (!started_ || failed()) return;
   if (connection_.phase() != Connection::Phase::ready) {
     if (now - started_at_ >= connect_timeout_)
-      fail_all("jump host " + name_ + ": connect timed out after " + seconds_text(connect_timeout_) + " (" +
-               connection_.phase_name() + ")");
-    return;
+      return fail_all("jump host " + name_ + ": connect timed out after " + seconds_text(connect_timeout_) +
+                      " (" + connection_.phase_name() + ")");
+    connection_.tick(now);  // a connect attempt due again
+    return drive(now);
   }
   const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - connection_.last_receive());
-  if (silent >= settings_.alive_interval * settings_.alive_count)
+  if (silent >= alive_interval_ * alive_count_)
     return fail_all("jump host " + name_ + ": connection lost (no response for " + seconds_text(silent) + ")");
   if (!pending_) connection_.tick(now);  // keepalive, never over a half-sent packet
   drive(now);
@@ -412,8 +415,7 @@ std::string JumpHost::libssh2_error() const { return connection_.last_error(); }
 
 // ---- JumpPool -------------------------------------------------------------------
 
-JumpPool::JumpPool(const ConnectionSettings& settings, std::chrono::seconds connect_timeout)
-    : settings_(settings), connect_timeout_(connect_timeout) {}
+JumpPool::JumpPool(const ConnectionSettings& settings) : settings_(settings) {}
 
 JumpPool::~JumpPool() { attach(nullptr); }
 
@@ -458,7 +460,7 @@ JumpHost& JumpPool::pick(const std::vector<Hop>& chain) {
   Endpoint endpoint = chain.back().endpoint;
   if (chain.size() > 1)
     endpoint.via = route({chain.begin(), chain.end() - 1}, chain.back().endpoint.host, chain.back().endpoint.port);
-  sessions.push_back(std::make_unique<JumpHost>(key, std::move(endpoint), settings_, connect_timeout_));
+  sessions.push_back(std::make_unique<JumpHost>(key, std::move(endpoint), settings_, chain.back().connect_timeout));
   JumpHost& made = *sessions.back();
   if (reactor_) {
     made.set_reactor(reactor_);

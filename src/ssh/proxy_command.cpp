@@ -106,6 +106,13 @@ std::string ProxyCommandTransport::failure() const {
          (said.empty() ? "" : ": " + said);
 }
 
+std::string ProxyCommandTransport::unanswered() const {
+  if (std::string cause = failure(); !cause.empty()) return cause;
+  const std::string said = notes();  // it may still be exiting: what it said is the cause
+  return "proxy command '" + command_.shown + "' closed the connection before the server spoke" +
+         (said.empty() ? "" : ": " + said);
+}
+
 void ProxyCommandTransport::close() {
   if (child_.pid() > 0) {
     if (reaper_) reaper_->adopt(std::move(child_));

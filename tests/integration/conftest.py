@@ -259,6 +259,17 @@ class Streaming:
                     pytest.fail(f"timed out after {timeout}s waiting for {what}:\n{self.result()}")
                 self.cond.wait(min(left, 0.5))
 
+    def wait_for_stderr(self, text: str, timeout: float) -> None:
+        """Block until a stderr line contains `text`; fail the test on timeout."""
+        end = time.monotonic() + timeout
+        with self.cond:
+            while not any(text in l.decode("utf-8", "replace") for _, l in self.lines["err"]):
+                left = end - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    pytest.fail(f"no {text!r} on stderr within {timeout}s:\n{self.result()}")
+                self.cond.wait(min(left, 0.5))
+
     def finish(self, timeout: float) -> Result:
         """Wait for tpush to exit (kill it and fail if it takes longer than `timeout`)."""
         try:

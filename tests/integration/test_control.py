@@ -30,17 +30,6 @@ def test_fanout_limits_concurrent_sessions(farm, tpush, tmp_path):
     assert peak <= 2, f"{peak} commands ran at once with -f 2"
 
 
-def wait_for_stderr(st, text: str, timeout: float) -> None:
-    end = time.monotonic() + timeout
-    with st.cond:
-        while not any(text in l.decode("utf-8", "replace") for _, l in st.lines["err"]):
-            left = end - time.monotonic()
-            if left <= 0:
-                st.close()
-                pytest.fail(f"no {text!r} on stderr within {timeout}s:\n{st.result()}")
-            st.cond.wait(min(left, 0.5))
-
-
 def test_interrupt_twice_closes_and_exits_130(farm, tpush):
     """First SIGINT: forwarded, tpush says who still runs; a second within 2 s closes the
     channels, lists every worker as interrupted and exits 130 promptly. (The remote commands
@@ -51,7 +40,7 @@ def test_interrupt_twice_closes_and_exits_130(farm, tpush):
     st.wait_for(lambda ls: sum(l.startswith("w") and "started" in l for l in ls) == 4, 60,
                 "all workers to start")
     st.proc.send_signal(signal.SIGINT)
-    wait_for_stderr(st, "interrupt sent to 4 running worker(s)", 15)
+    st.wait_for_stderr("interrupt sent to 4 running worker(s)", 15)
     st.proc.send_signal(signal.SIGINT)
     r = st.finish(timeout=15)
     assert r.returncode == 130, str(r)

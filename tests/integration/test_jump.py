@@ -72,3 +72,55 @@ def test_jump_host_lost_mid_run_loses_its_workers(farm, tpush, home, bastion):
     assert s.lost == 6, str(r)
     for w in ("w0", "w5"):
         assert f"jump host {USER}@{bastion.host}" in s.reasons[w], str(r)
+
+
+ECHO = 'set -- $SSH_CONNECTION; echo "$3 $4"'
+
+
+def test_hidden_workers_only_the_bastion_reaches(hidden_farm, tpush, home):
+    """Workers in a network namespace of their own: direct, unreachable; through one
+    bastion session, all of them (root: the fixture needs a netns)."""
+    hf = hidden_farm
+    (home / ".ssh" / "known_hosts").write_text(hf.known_hosts.read_text())
+    r = tpush("--connect-timeout", 3, "-w", hf.hosts[0], "true")
+    assert r.returncode == 255, str(r)
+    m = hf.bastion.mark()
+    r = tpush("-J", hf.bastion.jump(USER), *host_args(hf.hosts), ECHO)
+    assert r.returncode == 0, str(r)
+    lines = output_lines(r.out, hf.hosts)
+    for host, address in zip(hf.hosts, hf.addresses):
+        assert lines[host] == [f"{address} {hf.port}"], str(r)
+    counts = hf.bastion.counts(since=m)
+    assert counts["sessions"] == 1 and counts["channels"] == hf.workers, counts
+
+
+def test_a_chain_of_jump_hosts(farm, tpush, home, bastion, bastions):
+    """-J a,b: tpush reaches b through a, then the workers through b; each jump host logs
+    in once."""
+    second = bastions()
+    trust(home, bastion, second)
+    hosts = farm.hosts[:8]
+    r = tpush("-J", f"{bastion.jump(USER)},{second.jump(USER)}", *host_args(hosts), ECHO)
+    assert r.returncode == 0, str(r)
+    assert bastion.counts()["sessions"] == 1 and bastion.log.targets() == [(second.address, second.port)]
+    assert second.counts()["sessions"] == 1 and second.counts()["channels"] == 8
+    lines = output_lines(r.out, hosts)
+    for h in hosts:
+        assert lines[h][0].split()[0] == h.rsplit(":", 1)[0], str(r)
+
+
+def test_interrupt_closes_tunnels_and_the_jump_session(farm, tpush, home, bastion):
+    trust(home, bastion)
+    hosts = farm.hosts[:4]
+    st = tpush.stream("--label", "index", "-J", bastion.jump(USER), *host_args(hosts),
+                      'trap "" INT; echo "started $TPUSH_WORKER"; sleep 300')
+    st.wait_for(lambda ls: sum("started" in l for l in ls) == 4, 60, "every worker to start")
+    st.proc.send_signal(signal.SIGINT)
+    st.wait_for_stderr("interrupt sent to 4 running worker(s)", 15)
+    st.proc.send_signal(signal.SIGINT)
+    r = st.finish(timeout=30)
+    assert r.returncode == 130, str(r)
+    end = time.monotonic() + 30
+    while bastion.connection_pids() and time.monotonic() < end:  # the bastion saw us go
+        time.sleep(0.05)
+    assert bastion.connection_pids() == []

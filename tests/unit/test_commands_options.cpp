@@ -182,3 +182,22 @@ TEST_CASE("help: wrap breaks at spaces and indents the following lines") {
   CHECK(wrap("a\nb", 80, 3) == "a\n   b");
   CHECK(wrap("averyveryverylongword x", 5, 0) == "averyveryverylongword\nx");
 }
+
+TEST_CASE("options: repeatable options add up before and after a subcommand's name") {
+  Options o = parse({"-w", "a", "-v", "-e", "X=1", "workers", "-w", "b", "-v", "-e", "Y=2", "-t", "t1,t2"});
+  SubcommandSpec spec;
+  spec.takes_args = false;
+  REQUIRE(parse_subcommand(o, spec).has_value());
+  CHECK(o.host_exprs == std::vector<std::string>{"a", "b"});
+  CHECK(o.env == std::vector<std::string>{"X=1", "Y=2"});
+  CHECK(o.tpus == std::vector<std::string>{"t1", "t2"});
+  CHECK(o.verbose == 2);
+}
+
+TEST_CASE("options: -F, -o and -J are kept for the ssh_config reading") {
+  const Options o = parse({"-F", "none", "-o", "Port=2222", "-o", "User=x", "-J", "a,b@c:2", "true"});
+  CHECK(o.ssh_config_file == "none");
+  CHECK(o.ssh_options == std::vector<std::string>{"Port=2222", "User=x"});
+  CHECK(o.jump == "a,b@c:2");
+  CHECK_FALSE(o.connect_timeout.has_value());  // unset: ssh_config or tpush's default decides
+}

@@ -36,10 +36,13 @@ struct Options {
   std::vector<std::string> identities;  // -i
   std::string jump;                     // -J [user@]host[:port][,more]
   std::size_t fanout = 0;               // -f, 0 = default
-  int connect_timeout = 10;
+  // Unset: ssh_config's value, else tpush's default (10 s, 5 s, accept-new).
+  std::optional<int> connect_timeout;
   std::optional<int> timeout;           // -u
-  int alive_interval = 5;
-  std::string host_key_check = "accept-new";
+  std::optional<int> alive_interval;
+  std::optional<std::string> host_key_check;
+  std::optional<std::string> ssh_config_file;  // -F FILE (none: no file)
+  std::vector<std::string> ssh_options;        // -o Keyword=Value
   // the remote side
   std::vector<std::string> env;         // -e NAME or NAME=VALUE
   std::string cd;                       // --cd DIR

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tpush/commands/options.h"
+#include "tpush/commands/worker_reach.h"
 #include "tpush/fanout/deadlines.h"
 #include "tpush/fanout/scheduler.h"
 #include "tpush/inventory/worker.h"
@@ -28,16 +29,20 @@ class RunContext {
  public:
   using JobFactory = std::function<std::unique_ptr<fanout::Job>(std::size_t worker_index)>;
 
-  // Gathers credentials (may prompt once for a passphrase) and loads known_hosts.
+  // Settles how each worker is reached (ssh_config and all), gathers the keys
+  // they use (may prompt once per encrypted key) and loads known_hosts.
   RunContext(const Options& o, std::vector<inventory::Worker> workers, int signal_fd);
 
   const std::vector<inventory::Worker>& workers() const { return workers_; }
   // The workers' labels, in order.
   const std::vector<std::string>& labels() const { return labels_; }
-  // Where and as whom to connect to worker i (-l/-p defaults applied).
-  ssh::Endpoint endpoint(std::size_t i) const;
+  // How worker i is reached, with where each value came from.
+  const Reach& reach(std::size_t i) const { return reaches_[i]; }
+  // Where, as whom and how to connect to worker i.
+  ssh::Endpoint endpoint(std::size_t i);
   const ssh::ConnectionSettings& settings() const { return settings_; }
-  const fanout::Deadlines& deadlines() const { return deadlines_; }
+  // Worker i's deadlines (its connect timeout and keepalives may come from ssh_config).
+  fanout::Deadlines deadlines(std::size_t i) const;
   output::Writer& writer() { return writer_; }
   // Where the workers' output goes (prefixed lines).
   output::LineOutput& lines() { return lines_; }
@@ -63,25 +68,29 @@ class RunContext {
   int finish(const fanout::RunOutcome& outcome);
 
  private:
+  ssh::Endpoint endpoint_for(const Reach& r, const std::string& label);
+  ssh::HostKeyPolicy* host_keys_for(const Reach& r);
+  ssh::Identities identities_for(const Reach& r) const;
+  std::vector<ssh::JumpPool::Hop> hops_for(const Reach& r);
+
   const Options& options_;
+  ReachPlanner planner_;
   std::vector<inventory::Worker> workers_;
+  std::vector<Reach> reaches_;
   int signal_fd_;
   std::chrono::steady_clock::time_point started_;
   std::filesystem::path home_;
   ssh::Credentials credentials_;
-  ssh::HostKeyPolicy host_keys_;
+  // One policy per distinct rule and set of known_hosts files (usually one).
+  std::vector<std::pair<std::string, std::unique_ptr<ssh::HostKeyPolicy>>> host_keys_;
   ssh::ConnectionSettings settings_;
-  fanout::Deadlines deadlines_;
   std::vector<std::string> labels_;
-  std::string default_user_;
-  uint16_t default_port_;
   std::size_t fanout_;
   output::Writer writer_;
   output::LineOutput lines_;
   std::function<void()> after_events_;
   util::ChildReaper reaper_;        // proxy commands of workers that ended
   ssh::JumpPool jumps_;             // one session per jump host, shared by its workers
-  std::vector<ssh::JumpPool::Hop> jump_chain_;  // -J
 };
 
 }  // namespace tpush::commands

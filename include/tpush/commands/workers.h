@@ -1,33 +1,29 @@
-// `tpush workers`: what tpush resolved, and from where.
+// `tpush workers`: what tpush resolved, how it would reach each worker, and
+// where every value came from. It contacts no worker.
 //
 //   tpush workers -t mytpu           one line per worker
 //   tpush workers -t mytpu --json    a JSON array
+//   tpush workers -v                 each line followed by every setting and its origin
 #pragma once
 
-#include <cstdint>
 #include <ostream>
-#include <string>
 #include <vector>
 
+#include "tpush/commands/worker_reach.h"
 #include "tpush/inventory/tpu.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::commands {
 
-// Shown for a worker whose target.user / target.port are still empty / 0
-// (pass the CLI's -l and -p here, or apply them to the workers first).
-struct WorkerDefaults {
-  std::string user;  // "" = $USER
-  uint16_t port = 22;
-};
-
-// Prints `workers`; `tpu` (may be null) supplies each worker's origin when the
-// workers came from resolve_tpus (then workers[i] matches tpu->origins[i]).
-// Text: label, address:port, user, source - columns aligned. JSON: an array of
-// objects with label, host, port, user, env, host_key_aliases,
-// pinned_host_key and, for TPU workers, tpu/project/zone/worker/... Returns
-// the exit code (0). Warnings are not printed here.
-int print_workers(const std::vector<inventory::Worker>& workers, const inventory::TpuResolution* tpu,
-                  bool json, std::ostream& out, const WorkerDefaults& defaults = {});
+// Prints `workers`, whose reach is `reaches[i]`; `tpu` (may be null) supplies
+// each worker's origin when the workers came from resolve_tpus (then
+// workers[i] matches tpu->origins[i]).
+// Text: label, address:port, user, the way there when not direct, source -
+// columns aligned; with `details`, each worker's settings with their origins.
+// JSON: an array of objects with label, host, port, user, env,
+// host_key_aliases, pinned_host_key, "reach" (every setting with "value" and
+// "from") and, for TPU workers, tpu/project/zone/worker/... Returns 0.
+int print_workers(const std::vector<inventory::Worker>& workers, const std::vector<Reach>& reaches,
+                  const inventory::TpuResolution* tpu, bool json, bool details, std::ostream& out);
 
 }  // namespace tpush::commands

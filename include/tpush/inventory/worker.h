@@ -29,6 +29,8 @@ struct Worker {
   // A host key obtained out of band (gcloud guest attributes), as a
   // known_hosts-style "type base64" string; when set it is authoritative.
   std::optional<std::string> pinned_host_key;
+  // Where target.user came from when not the host list ("OS Login profile").
+  std::string user_from;
   // Extra variables exported to the remote command (e.g. TPUSH_SLICE).
   std::vector<std::pair<std::string, std::string>> env;
 };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <netdb.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
@@ -34,6 +35,8 @@ class NameLookup;
 
 using Clock = std::chrono::steady_clock;
 
+// Where and how to reach one worker (or jump host), settled before the run
+// from tpush's flags, the host list, ssh_config and tpush's defaults.
 struct Endpoint {
   std::string host;
   uint16_t port = 22;
@@ -43,6 +46,13 @@ struct Endpoint {
   // Set when the worker is reached through a jump host or a proxy command
   // instead of a TCP connection of our own.
   TransportFactory via;
+  // What to authenticate with; nullopt: everything the settings' credentials hold.
+  std::optional<Identities> identities;
+  HostKeyPolicy* host_keys = nullptr;  // null: the settings' policy
+  int address_family = AF_UNSPEC;      // AddressFamily
+  int connection_attempts = 1;         // TCP connects tried, 1 s apart (ConnectionAttempts)
+  std::chrono::seconds alive_interval{5};
+  int alive_count = 3;
 };
 
 struct ConnectionSettings {
@@ -50,8 +60,6 @@ struct ConnectionSettings {
   HostKeyPolicy* host_keys = nullptr;
   util::ChildReaper* reaper = nullptr;  // takes proxy commands of connections that end
   std::filesystem::path home;          // for shortening key paths in messages
-  std::chrono::seconds alive_interval{5};
-  int alive_count = 3;
 };
 
 class Connection {
@@ -119,6 +127,7 @@ class Connection {
   void do_auth();
   bool try_agent();
   bool try_keys();
+  bool listed(const libssh2_agent_publickey& agent_key) const;  // among identities_.keys
   void auth_succeeded();
   void close_socket();
 
@@ -146,6 +155,13 @@ class Connection {
   // reads (a jump host reads hundreds), and the answer cannot change before
   // the event loop says the socket is readable.
   bool recv_dry_ = false;
+
+  HostKeyPolicy& host_keys() const { return endpoint_.host_keys ? *endpoint_.host_keys : *settings_.host_keys; }
+  void retry_connect_later();
+
+  Identities identities_;   // what this connection authenticates with
+  int attempts_left_ = 1;   // TCP connects still allowed after this one
+  std::optional<Clock::time_point> retry_at_;  // the next connect attempt (ConnectionAttempts)
 
   // auth progress
   LIBSSH2_AGENT* agent_ = nullptr;

@@ -14,6 +14,9 @@ namespace tpush::ssh {
 struct KeyFile {
   std::filesystem::path path;
   std::string private_key;  // file contents, read once and shared by every worker
+  // The public key blob (from the decoded key, else FILE.pub), to pick this
+  // key out of the agent's (IdentitiesOnly); empty when unknown.
+  std::string public_blob;
   std::string passphrase;   // asked once on the terminal when the key is encrypted
   bool encrypted = false;
   // The key decoded once for every session; nullopt for a format only
@@ -22,18 +25,34 @@ struct KeyFile {
   std::optional<SigningKey> signing_key;
 };
 
+// What one worker may authenticate with: the agent (at its socket) and
+// some of the gathered keys, in order. IdentitiesOnly keeps only the agent's
+// keys that are among them (OpenSSH's rule).
+struct Identities {
+  std::optional<std::string> agent_socket;  // nullopt: no agent; "": $SSH_AUTH_SOCK
+  std::vector<const KeyFile*> keys;
+  bool identities_only = false;
+
+  // "agent, ~/.ssh/id_ed25519" — for "auth failed (tried: ...)".
+  std::string describe(const std::filesystem::path& home) const;
+};
+
 struct Credentials {
   bool use_agent = false;  // SSH_AUTH_SOCK is set
   std::vector<KeyFile> keys;
 
-  // `identity_files` are -i files (must be readable). `home` holds .ssh/ with the
-  // default keys. Encrypted keys get one passphrase prompt on /dev/tty when there is
-  // no agent to ask; without a terminal they are skipped.
+  // `identity_files` are -i files (must be readable); `other_files` are read
+  // when they exist (ssh_config's IdentityFile, the defaults: missing ones
+  // are skipped, as ssh skips them). Encrypted keys get one passphrase prompt
+  // on /dev/tty when there is no agent to ask; without a terminal they are
+  // skipped. Each file is read and decoded once, whatever number of workers
+  // use it.
   static Credentials gather(const std::vector<std::filesystem::path>& identity_files,
-                            const std::filesystem::path& home);
-
-  // "agent, ~/.ssh/id_ed25519" — for "auth failed (tried: ...)".
-  std::string describe(const std::filesystem::path& home) const;
+                            const std::vector<std::filesystem::path>& other_files);
+  // The gathered key read from `path`, or null (missing, unreadable, skipped).
+  const KeyFile* find(const std::filesystem::path& path) const;
+  // Every key and the agent (what a worker without ssh_config settings uses).
+  Identities all() const;
 };
 
 // The default keys (~/.ssh/id_ed25519, id_ecdsa, id_rsa, google_compute_engine)

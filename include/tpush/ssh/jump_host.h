@@ -95,6 +95,8 @@ class JumpHost final : public util::Pollable {
 
   std::string name_;
   ConnectionSettings settings_;
+  std::chrono::seconds alive_interval_;
+  int alive_count_;
   Connection connection_;
   std::chrono::seconds connect_timeout_;
   util::Reactor* reactor_ = nullptr;
@@ -122,13 +124,14 @@ class JumpHost final : public util::Pollable {
 class JumpPool {
  public:
   struct Hop {
-    std::string name;  // "alice@bastion:22", for messages
-    Endpoint endpoint;  // where and as whom; `via` is filled in by the pool
+    std::string name;   // "alice@bastion:22", for messages
+    Endpoint endpoint;  // where and as whom; for the first hop `via` may reach it (nested ProxyJump)
+    std::chrono::seconds connect_timeout{10};
   };
 
   // `settings` is read when a jump host is made (during the run), so it may be
   // filled in after the pool is constructed; it must outlive the pool.
-  JumpPool(const ConnectionSettings& settings, std::chrono::seconds connect_timeout);
+  explicit JumpPool(const ConnectionSettings& settings);
   ~JumpPool();
 
   // The way to host:port through `chain` (outermost hop first).
@@ -147,7 +150,6 @@ class JumpPool {
   JumpHost& pick(const std::vector<Hop>& chain);
 
   const ConnectionSettings& settings_;
-  std::chrono::seconds connect_timeout_;
   util::Reactor* reactor_ = nullptr;
   // key: the chain's names joined; each entry: the sessions to that last hop
   std::vector<std::pair<std::string, std::vector<std::unique_ptr<JumpHost>>>> hosts_;

@@ -41,6 +41,7 @@ class ProxyCommandTransport final : public Transport {
   int open() override;
   std::string failure() const override;
   std::string notes() const override;
+  std::string unanswered() const override;
   void close() override;
 
  private:

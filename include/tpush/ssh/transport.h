@@ -23,6 +23,11 @@ class Transport {
   // What the way said that may explain a failure (a proxy command's stderr);
   // empty when nothing.
   virtual std::string notes() const { return {}; }
+  // The cause when the session failed before a single byte came back: the
+  // way never reached the server ("proxy command 'nc %h %p' closed the
+  // connection before the server spoke: ..."); empty to keep the session's
+  // own reason.
+  virtual std::string unanswered() const { return failure(); }
   // The worker is done with it: close the fd's far side, stop helpers. Never blocks.
   virtual void close() = 0;
 };

@@ -1,0 +1,94 @@
+// How each worker is reached: its address, port, user, keys, host-key rules
+// and the way there (direct, jump hosts, a proxy command), settled from, in
+// this order: tpush's flags, the user@ and :port written in the host list,
+// ssh_config (-F, -o, or ~/.ssh/config then /etc/ssh/ssh_config), then
+// tpush's defaults. Every value remembers where it came from, for `tpush
+// workers` and for messages.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tpush/commands/options.h"
+#include "tpush/inventory/worker.h"
+#include "tpush/ssh/host_key_policy.h"
+#include "tpush/ssh/ssh_config.h"
+
+namespace tpush::commands {
+
+// A value and where it came from: "-l", "host list", "~/.ssh/config:12",
+// "-o", "default", ...
+template <typename T>
+struct Sourced {
+  T value{};
+  std::string from;
+};
+
+struct JumpHopReach;
+
+struct Reach {
+  Sourced<std::string> hostname;  // what to connect to
+  Sourced<std::uint16_t> port;
+  Sourced<std::string> user;
+  // Tried after the agent, in order; existing files only matter at run time.
+  std::vector<Sourced<std::filesystem::path>> identity_files;
+  Sourced<bool> identities_only;
+  Sourced<std::string> identity_agent;  // a socket path; "none": no agent; "": $SSH_AUTH_SOCK
+
+  enum class Via { direct, jump, command };
+  Via via = Via::direct;
+  std::vector<JumpHopReach> jump;         // outermost first
+  Sourced<std::string> proxy_command;     // its tokens expanded
+  std::vector<std::string> proxy_argv;    // a program and its arguments (IAP), instead of a line
+  std::string via_from;                   // where the jump chain or proxy came from
+
+  Sourced<int> connect_timeout;      // seconds
+  Sourced<int> alive_interval;       // seconds
+  Sourced<int> alive_count;
+  Sourced<int> connection_attempts;
+  Sourced<int> address_family = {AF_UNSPEC, "default"};
+  Sourced<ssh::HostKeyMode> host_key_check;
+  Sourced<std::vector<std::filesystem::path>> user_known_hosts;    // the first is written to
+  Sourced<std::vector<std::filesystem::path>> global_known_hosts;  // read only
+  Sourced<std::string> host_key_alias;                             // "" when none
+
+  // "alice@bastion:22 > bob@inner:2222" or the proxy command; "" when direct.
+  std::string via_text() const;
+};
+
+// A jump host, reached by the same rules (its own ssh_config entry applies;
+// -l, -p and -J name the workers only, as with ssh).
+struct JumpHopReach {
+  std::string name;  // "alice@bastion:22", as messages name it
+  Reach reach;
+};
+
+class ReachPlanner {
+ public:
+  // Reads ssh_config once: -F FILE (none: no file) and -o lines, else the
+  // defaults. Throws UsageError naming file:line when ssh would refuse it.
+  ReachPlanner(const Options& o, std::filesystem::path home, std::string local_user);
+
+  // Throws UsageError when ssh would refuse this host (file:line and the fix).
+  Reach plan(const inventory::Worker& w) const;
+
+  // Things ssh would do that tpush does not (Match exec, ...), once each.
+  const std::vector<std::string>& warnings() const { return config_.warnings(); }
+  const std::filesystem::path& home() const { return home_; }
+
+ private:
+  Reach plan_host(const ssh::HostQuery& query, bool is_jump, int depth) const;
+  std::vector<JumpHopReach> plan_jump(const std::vector<ssh::JumpHop>& hops, int depth) const;
+
+  const Options& options_;
+  std::filesystem::path home_;
+  std::string local_user_;
+  ssh::SshConfig config_;
+};
+
+}  // namespace tpush::commands

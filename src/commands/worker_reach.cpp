@@ -1,0 +1,204 @@
+#include "tpush/commands/worker_reach.h"
+
+#include "tpush/ssh/credentials.h"
+#include "tpush/util/environment.h"
+#include "tpush/util/error.h"
+#include "tpush/util/string.h"
+
+namespace tpush::commands {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxJumpDepth = 8;  // a ProxyJump loop in ssh_config ends here
+constexpr int kDefaultConnectTimeout = 10;
+constexpr int kDefaultAliveInterval = 5;
+constexpr int kDefaultAliveCount = 3;
+
+template <typename T, typename U>
+Sourced<T> from_config(const ssh::ConfigField<U>& field) {
+  return {static_cast<T>(*field.value), field.origin.to_string()};
+}
+
+ssh::HostKeyMode host_key_mode(ssh::StrictHostKeyChecking s) {
+  switch (s) {
+    case ssh::StrictHostKeyChecking::yes: return ssh::HostKeyMode::yes;
+    case ssh::StrictHostKeyChecking::no: return ssh::HostKeyMode::no;
+    // `ask` cannot be asked of a whole pod at once: a new key is recorded, as
+    // with accept-new; a changed key still fails.
+    case ssh::StrictHostKeyChecking::ask:
+    case ssh::StrictHostKeyChecking::accept_new: return ssh::HostKeyMode::accept_new;
+  }
+  return ssh::HostKeyMode::accept_new;
+}
+
+int address_family(ssh::AddressFamily f) {
+  switch (f) {
+    case ssh::AddressFamily::inet: return AF_INET;
+    case ssh::AddressFamily::inet6: return AF_INET6;
+    case ssh::AddressFamily::any: return AF_UNSPEC;
+  }
+  return AF_UNSPEC;
+}
+
+std::string hop_name(const Reach& r) {
+  const bool v6 = r.hostname.value.find(':') != std::string::npos;
+  return r.user.value + "@" + (v6 ? "[" + r.hostname.value + "]" : r.hostname.value) + ":" +
+         std::to_string(r.port.value);
+}
+
+}  // namespace
+
+std::string Reach::via_text() const {
+  switch (via) {
+    case Via::direct: return {};
+    case Via::command: return proxy_command.value;
+    case Via::jump: {
+      std::string out;
+      for (const auto& hop : jump) out += (out.empty() ? "" : " > ") + hop.name;
+      return out;
+    }
+  }
+  return {};
+}
+
+ReachPlanner::ReachPlanner(const Options& o, fs::path home, std::string local_user)
+    : options_(o), home_(std::move(home)), local_user_(std::move(local_user)) {
+  ssh::SshConfigSources sources;
+  sources.options = o.ssh_options;
+  sources.files = ssh::ssh_config_files(home_, o.ssh_config_file);
+  sources.home = home_;
+  sources.local_user = local_user_;
+  config_ = ssh::SshConfig::load_or_throw(sources);
+}
+
+Reach ReachPlanner::plan(const inventory::Worker& w) const {
+  ssh::HostQuery q;
+  q.host = w.target.host;
+  if (!options_.user.empty()) {
+    q.user = options_.user;
+    q.user_from = "-l";
+  } else if (!w.target.user.empty()) {
+    q.user = w.target.user;
+    q.user_from = w.user_from.empty() ? "host list" : w.user_from;
+  }
+  if (options_.port) {
+    q.port = options_.port;
+    q.port_from = "-p";
+  } else if (w.target.port) {
+    q.port = w.target.port;
+    q.port_from = "host list";
+  }
+  return plan_host(q, false, 0);
+}
+
+Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int depth) const {
+  const ssh::HostConfig c = config_.resolve(query);
+  if (!c.errors.empty())
+    throw UsageError("ssh_config for host " + query.host + ": " + c.errors.front());
+  Reach r;
+
+  r.hostname = c.hostname.is_set() ? from_config<std::string>(c.hostname) : Sourced<std::string>{query.host, ""};
+  r.port = c.port.is_set() ? from_config<std::uint16_t>(c.port) : Sourced<std::uint16_t>{22, "default"};
+  r.user = c.user.is_set() ? from_config<std::string>(c.user) : Sourced<std::string>{local_user_, "$USER"};
+
+  // -i first (for jump hosts too: keys are keys), then IdentityFile lines;
+  // tpush's default keys when neither names one (an `IdentityFile none` line
+  // counts as naming one, as in ssh).
+  for (const auto& f : options_.identities) r.identity_files.push_back({fs::absolute(f), "-i"});
+  for (const auto& e : c.identity_files)
+    if (!e.path.empty()) r.identity_files.push_back({e.path, e.origin.to_string()});
+  if (options_.identities.empty() && c.identity_files.empty())
+    for (const auto& f : ssh::default_identity_files(home_)) r.identity_files.push_back({f, "default"});
+  r.identities_only = c.identities_only.is_set() ? from_config<bool>(c.identities_only) : Sourced<bool>{false, "default"};
+  r.identity_agent = {"", "default"};
+  if (c.identity_agent.is_set()) {
+    std::string agent = *c.identity_agent.value;
+    if (agent == "SSH_AUTH_SOCK") agent = "";
+    else if (!agent.empty() && agent.front() == '$') agent = util::env_value(agent.c_str() + 1).value_or("none");
+    r.identity_agent = {agent, c.identity_agent.origin.to_string()};
+  }
+
+  // The way there: -J (the workers only), else ProxyJump / ProxyCommand.
+  if (!is_jump && !options_.jump.empty()) {
+    ssh::ProxyJumpValue value;
+    if (const std::string err = ssh::parse_proxy_jump(options_.jump, value); !err.empty())
+      throw UsageError("-J " + options_.jump + ": " + err + " (write -J [user@]host[:port][,...])");
+    if (!value.none) {
+      r.via = Reach::Via::jump;
+      r.jump = plan_jump(value.hops, depth);
+      r.via_from = "-J";
+    }
+  } else if (c.proxy.is_set()) {
+    const ssh::ProxySetting& p = *c.proxy.value;
+    r.via_from = c.proxy.origin.to_string();
+    if (p.kind == ssh::ProxySetting::Kind::command) {
+      r.via = Reach::Via::command;
+      r.proxy_command = {p.command, r.via_from};
+    } else if (p.kind == ssh::ProxySetting::Kind::jump && !p.jump.none) {
+      r.via = Reach::Via::jump;
+      r.jump = plan_jump(p.jump.hops, depth);
+    }
+  }
+
+  r.connect_timeout = options_.connect_timeout ? Sourced<int>{*options_.connect_timeout, "--connect-timeout"}
+                      : c.connect_timeout.is_set() ? from_config<int>(c.connect_timeout)
+                                                   : Sourced<int>{kDefaultConnectTimeout, "default"};
+  // ServerAliveInterval 0 is OpenSSH's "off"; tpush never waits forever on a
+  // silent worker, so 0 leaves its own default.
+  if (options_.alive_interval) r.alive_interval = {*options_.alive_interval, "--alive-interval"};
+  else if (c.server_alive_interval.is_set() && *c.server_alive_interval.value > 0)
+    r.alive_interval = from_config<int>(c.server_alive_interval);
+  else r.alive_interval = {kDefaultAliveInterval, "default"};
+  r.alive_count = c.server_alive_count_max.is_set() && *c.server_alive_count_max.value > 0
+                      ? from_config<int>(c.server_alive_count_max)
+                      : Sourced<int>{kDefaultAliveCount, "default"};
+  r.connection_attempts = c.connection_attempts.is_set() ? from_config<int>(c.connection_attempts)
+                                                         : Sourced<int>{1, "default"};
+  if (c.address_family.is_set())
+    r.address_family = {address_family(*c.address_family.value), c.address_family.origin.to_string()};
+
+  if (options_.host_key_check)
+    r.host_key_check = {ssh::parse_host_key_mode(*options_.host_key_check), "--host-key-check"};
+  else if (c.strict_host_key_checking.is_set())
+    r.host_key_check = {host_key_mode(*c.strict_host_key_checking.value),
+                        c.strict_host_key_checking.origin.to_string()};
+  else r.host_key_check = {ssh::HostKeyMode::accept_new, "default"};
+  auto paths = [](const std::vector<std::string>& v) { return std::vector<fs::path>(v.begin(), v.end()); };
+  r.user_known_hosts = c.user_known_hosts_files.is_set()
+                           ? Sourced<std::vector<fs::path>>{paths(*c.user_known_hosts_files.value),
+                                                            c.user_known_hosts_files.origin.to_string()}
+                           : Sourced<std::vector<fs::path>>{{home_ / ".ssh" / "known_hosts"}, "default"};
+  // gcloud's own known_hosts is always read too: it names TPU VMs' keys.
+  r.global_known_hosts = c.global_known_hosts_files.is_set()
+                             ? Sourced<std::vector<fs::path>>{paths(*c.global_known_hosts_files.value),
+                                                              c.global_known_hosts_files.origin.to_string()}
+                             : Sourced<std::vector<fs::path>>{{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
+                                                              "default"};
+  r.global_known_hosts.value.push_back(home_ / ".ssh" / "google_compute_known_hosts");
+  r.host_key_alias = c.host_key_alias.is_set() ? from_config<std::string>(c.host_key_alias)
+                                               : Sourced<std::string>{"", "default"};
+  return r;
+}
+
+std::vector<JumpHopReach> ReachPlanner::plan_jump(const std::vector<ssh::JumpHop>& hops, int depth) const {
+  if (depth >= kMaxJumpDepth)
+    throw UsageError("ProxyJump goes through more than " + std::to_string(kMaxJumpDepth) +
+                     " jump hosts (a loop in ssh_config? check the ProxyJump lines with ssh -G HOST)");
+  std::vector<JumpHopReach> out;
+  for (std::size_t i = 0; i < hops.size(); ++i) {
+    ssh::HostQuery q;
+    q.host = hops[i].host;
+    if (!hops[i].user.empty()) q.user = hops[i].user, q.user_from = "jump host";
+    if (hops[i].port > 0) q.port = static_cast<std::uint16_t>(hops[i].port), q.port_from = "jump host";
+    Reach hop = plan_host(q, true, depth + 1);
+    if (i > 0) {  // reached through the hops before it, whatever its own config says
+      hop.via = Reach::Via::direct;
+      hop.jump.clear();
+    }
+    out.push_back({hop_name(hop), std::move(hop)});
+  }
+  return out;
+}
+
+}  // namespace tpush::commands
