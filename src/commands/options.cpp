@@ -87,6 +87,8 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   option("--project", o.project, "PROJECT", "TPU project (else CLOUDSDK_CORE_PROJECT, gcloud config)", where);
   option("--worker", o.worker_selection, "WORKERS", "TPU workers: all, 0, 1,4 or 1-3 (default all)", where);
   flag("--internal-ip", o.internal_ip, "Connect to TPU workers' internal addresses", where);
+  flag("--tunnel-through-iap", o.tunnel_through_iap,
+       "Reach TPU workers through IAP tunnels (gcloud compute start-iap-tunnel): no external IP needed", where);
   flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache", where);
   flag("--fetch-host-keys", o.fetch_host_keys, "Pin TPU workers' ed25519 host keys from gcloud guest attributes",
        where);

@@ -44,10 +44,6 @@ std::vector<std::string> labels_of(const std::vector<inventory::Worker>& workers
   return labels;
 }
 
-std::vector<std::filesystem::path> paths(const std::vector<std::string>& files) {
-  return {files.begin(), files.end()};
-}
-
 }  // namespace
 
 // Every key any worker (or jump host) may use: -i files must exist; the
@@ -200,6 +196,16 @@ int RunContext::finish(const fanout::RunOutcome& run) {
                     : options_.quiet       ? output::SummaryMode::quiet
                                            : output::SummaryMode::automatic;
   std::fputs(output::format_summary(run.results, labels_, seconds, mode).c_str(), stderr);
+  // Workers that refused our key and know what would fix it (TPUs: let gcloud add it).
+  std::vector<std::string> hints;
+  for (std::size_t i = 0; i < run.results.size() && i < workers_.size(); ++i) {
+    const auto& r = run.results[i];
+    const std::string& hint = workers_[i].key_hint;
+    if (r.outcome == fanout::Outcome::unreachable && r.reason.rfind("auth failed", 0) == 0 && !hint.empty() &&
+        std::find(hints.begin(), hints.end(), hint) == hints.end())
+      hints.push_back(hint);
+  }
+  for (const auto& h : hints) std::fprintf(stderr, "tpush: hint: %s\n", h.c_str());
   return output::exit_code_for(run.results, run.interrupted);
 }
 

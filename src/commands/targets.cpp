@@ -19,6 +19,7 @@ inventory::TpuQuery tpu_query(const Options& o, int signal_fd) {
   q.internal_ip = o.internal_ip;
   q.refresh = o.refresh;
   q.fetch_host_keys = o.fetch_host_keys;
+  q.tunnel_through_iap = o.tunnel_through_iap;
   q.gcloud_timeout = std::chrono::seconds(o.gcloud_timeout);
   return q;
 }

@@ -89,7 +89,17 @@ Reach ReachPlanner::plan(const inventory::Worker& w) const {
     q.port = w.target.port;
     q.port_from = "host list";
   }
-  return plan_host(q, false, 0);
+  Reach r = plan_host(q, false, 0);
+  if (!w.proxy_argv.empty()) {  // --tunnel-through-iap: the tunnel is the way there
+    if (!options_.jump.empty())
+      throw UsageError("-J and --tunnel-through-iap both say how to reach " + w.label + ": give one of them");
+    r.via = Reach::Via::command;
+    r.jump.clear();
+    r.proxy_argv = w.proxy_argv;
+    r.proxy_command = {util::join(w.proxy_argv, " "), "--tunnel-through-iap"};
+    r.via_from = "--tunnel-through-iap";
+  }
+  return r;
 }
 
 Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int depth) const {

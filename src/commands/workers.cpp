@@ -149,6 +149,8 @@ int print_workers(const std::vector<Worker>& workers, const std::vector<Reach>& 
         o["fetched_at"] = g->fetched_at;
         o["queued_resource"] = g->queued_resource.empty() ? json(nullptr) : json(g->queued_resource);
         o["slice"] = g->slice < 0 ? json(nullptr) : json(g->slice);
+        o["instance"] = g->instance.empty() ? json(nullptr) : json(g->instance);
+        o["oslogin"] = g->oslogin;
       } else {
         o["source"] = "host list";
       }

@@ -78,28 +78,22 @@ std::optional<TpuCacheEntry> TpuCache::load(TpuCacheKind kind, const TpuNodeRef&
   TpuCacheEntry entry;
   entry.describe_json = *describe;
   entry.fetched_at = *fetched;
-  if (auto ga = j.find("guest_attributes"); ga != j.end()) {
-    if (ga->is_string()) {
-      entry.guest_attributes_json = ga->get<std::string>();
-    } else if (!ga->is_null()) {
-      return corrupt("bad guest_attributes");
-    }
+  for (auto [field, into] : {std::pair{"guest_attributes", &entry.guest_attributes_json},
+                             std::pair{"project_info", &entry.project_info_json}}) {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_string()) return corrupt(std::string("bad ") + field);
+    *into = it->get<std::string>();
   }
   return entry;
 }
 
 void TpuCache::store(TpuCacheKind kind, const TpuNodeRef& ref, const TpuCacheEntry& entry,
                      std::vector<std::string>& warnings) const {
-  static std::atomic<unsigned> counter{0};
   const fs::path path = path_for(kind, ref);
   auto fail = [&](const std::string& why) {
     warnings.push_back("cannot write cache file " + path.string() + ": " + why);
   };
-
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return fail(ec.message());
-  ::chmod(dir_.c_str(), 0700);
 
   json j = {{"tpush_cache", kFormat},
             {"kind", kind_name(kind)},
@@ -109,24 +103,9 @@ void TpuCache::store(TpuCacheKind kind, const TpuNodeRef& ref, const TpuCacheEnt
             {"fetched_at", entry.fetched_at},
             {"describe", entry.describe_json}};
   j["guest_attributes"] = entry.guest_attributes_json ? json(*entry.guest_attributes_json) : json(nullptr);
-  const std::string data = j.dump(2) + "\n";
-
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return fail(std::strerror(errno));
-  bool ok = util::write_all(fd, data) && ::fsync(fd) == 0;
-  int saved = errno;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return fail(std::strerror(saved));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    saved = errno;
-    ::unlink(tmp.c_str());
-    return fail(std::strerror(saved));
-  }
+  j["project_info"] = entry.project_info_json ? json(*entry.project_info_json) : json(nullptr);
+  if (const std::string err = util::write_file_atomic(path, j.dump(2) + "\n"); !err.empty()) return fail(err);
+  ::chmod(dir_.c_str(), 0700);
 }
 
 void TpuCache::remove(TpuCacheKind kind, const TpuNodeRef& ref) const {

@@ -10,15 +10,19 @@
 #include <regex>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "tpush/inventory/gcloud.h"
 #include "tpush/inventory/tpu.h"
 #include "tpush/inventory/tpu_cache.h"
 #include "tpush/inventory/tpu_describe.h"
 #include "tpush/inventory/tpu_host_keys.h"
 #include "tpush/inventory/tpu_queued_resource.h"
+#include "tpush/inventory/tpu_access.h"
 #include "tpush/inventory/worker_selection.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/error.h"
+#include "tpush/util/file.h"
 #include "tpush/util/string.h"
 
 namespace tpush::inventory {
@@ -165,6 +169,8 @@ struct NodeJob {
   bool from_cache = false;
   std::string fetched_at;
   std::optional<std::map<int, std::string>> host_keys;  // when guest attributes are known
+  std::map<int, std::string> hostnames;                  // instance names, from the same
+  bool oslogin = false;
   std::vector<std::string> warnings;
   std::exception_ptr error;
 };
@@ -174,15 +180,51 @@ std::vector<std::string> gcloud_args(const char* verb_group, const char* verb, c
           "--format=json"};
 }
 
-void fetch_host_keys(NodeJob& job, const TpuQuery& q, const TpuCache& cache, TpuCacheEntry& entry) {
+std::vector<std::string> project_info_args(const std::string& project) {
+  return {"compute", "project-info", "describe", "--project", project, "--format=json"};
+}
+
+// What a node needs besides its describe output: guest attributes (pinned
+// host keys, the instance names IAP tunnels need) and the project's OS Login
+// setting. The cache entry keeps them; what it lacks comes from gcloud and is
+// stored. `project_info` is a project-info describe already run (or not).
+void complete_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache, TpuCacheEntry& entry,
+                   std::optional<GcloudResult> project_info = std::nullopt) {
   const TpuNodeRef& ref = job.node.ref;
-  GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "get-guest-attributes", ref), q.gcloud_timeout, q.interrupt_fd);
-  if (!r.ok()) {
-    throw_gcloud_failure(r, GcloudSubject{"TPU", ref.name, ref.project, {ref.zone}, ""});
+  bool changed = false;
+  if ((q.fetch_host_keys || q.tunnel_through_iap) && !entry.guest_attributes_json) {
+    GcloudResult r = run_gcloud(gcloud_args("tpu-vm", "get-guest-attributes", ref), q.gcloud_timeout, q.interrupt_fd);
+    if (!r.ok()) throw_gcloud_failure(r, GcloudSubject{"TPU", ref.name, ref.project, {ref.zone}, ""});
+    entry.guest_attributes_json = r.out;
+    changed = true;
   }
-  job.host_keys = parse_ed25519_host_keys(r.out, "TPU " + ref.text());
-  entry.guest_attributes_json = r.out;
-  if (tpu_node_cacheable(job.node)) cache.store(TpuCacheKind::tpu, ref, entry, job.warnings);
+  if (entry.guest_attributes_json) {
+    try {
+      job.host_keys = parse_ed25519_host_keys(*entry.guest_attributes_json, "TPU " + ref.text());
+      job.hostnames = parse_worker_hostnames(*entry.guest_attributes_json, "TPU " + ref.text());
+    } catch (const SetupError&) {
+      if (!job.from_cache) throw;
+      job.host_keys.reset();  // a cached copy that does not parse: as if absent
+    }
+  }
+  // OS Login: the TPU's own metadata decides; without it, the project's.
+  if (auto own = tpu_metadata_oslogin(entry.describe_json)) {
+    job.oslogin = *own;
+  } else {
+    if (!entry.project_info_json) {
+      if (!project_info)
+        project_info = run_gcloud(project_info_args(ref.project), q.gcloud_timeout, q.interrupt_fd);
+      if (project_info->ok()) {
+        entry.project_info_json = project_info->out;
+        changed = true;
+      } else {
+        spdlog::debug("project {}: metadata not readable ({}); OS Login counts as off unless the TPU says",
+                      ref.project, gcloud_error_summary(project_info->err));
+      }
+    }
+    if (entry.project_info_json) job.oslogin = project_metadata_oslogin(*entry.project_info_json).value_or(false);
+  }
+  if (changed && tpu_node_cacheable(job.node)) cache.store(TpuCacheKind::tpu, ref, entry, job.warnings);
 }
 
 void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
@@ -203,20 +245,17 @@ void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
       job.node = std::move(node);
       job.from_cache = true;
       job.fetched_at = entry->fetched_at;
-      if (entry->guest_attributes_json) {
-        try {
-          job.host_keys = parse_ed25519_host_keys(*entry->guest_attributes_json, "TPU " + ref.text());
-        } catch (const SetupError&) {
-          job.host_keys.reset();
-        }
-      }
       check_tpu_node(job.node, job.warnings);
-      if (q.fetch_host_keys && !job.host_keys) fetch_host_keys(job, q, cache, *entry);
+      complete_node(job, q, cache, *entry);
       return;
     }
   }
 
-  // 2. gcloud describe, zone by zone until found.
+  // 2. gcloud describe, zone by zone until found; the project's metadata (OS
+  // Login) is asked for at the same time.
+  auto project_info = std::async(std::launch::async, [&] {
+    return run_gcloud(project_info_args(job.candidates.front().project), q.gcloud_timeout, q.interrupt_fd);
+  });
   std::vector<std::string> tried;
   for (std::size_t i = 0; i < job.candidates.size(); ++i) {
     const TpuNodeRef& ref = job.candidates[i];
@@ -241,7 +280,7 @@ void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
     } else {
       cache.remove(TpuCacheKind::tpu, ref);
     }
-    if (q.fetch_host_keys) fetch_host_keys(job, q, cache, entry);
+    complete_node(job, q, cache, entry, project_info.get());
     return;
   }
 }
@@ -263,6 +302,24 @@ void run_parallel(std::vector<Job>& jobs, Fn fn) {
     }
     for (auto& f : running) f.get();
   }
+}
+
+// The OS Login user name: `gcloud compute os-login describe-profile`, kept in
+// the cache beside the TPUs (asked again with --refresh).
+std::string os_login_user(const TpuQuery& q, const TpuCache& cache) {
+  const fs::path file = cache.dir() / "os-login" / "profile.json";
+  if (!q.refresh)
+    if (auto text = util::read_file(file)) try {
+        return os_login_username(*text);
+      } catch (const SetupError&) {
+      }
+  GcloudResult r = run_gcloud({"compute", "os-login", "describe-profile", "--format=json"}, q.gcloud_timeout,
+                              q.interrupt_fd);
+  if (!r.ok()) throw_gcloud_failure(r, GcloudSubject{"OS Login profile", "of the active account", "", {}, ""});
+  std::string name = os_login_username(r.out);
+  if (const std::string err = util::write_file_atomic(file, r.out); !err.empty())
+    spdlog::debug("cannot write {}: {}", file.string(), err);
+  return name;
 }
 
 // ---- queued resources --------------------------------------------------------
@@ -410,6 +467,8 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
 
   const bool prefix_names = targets.size() > 1;
   std::size_t cached = 0;
+  std::set<std::string> no_external;  // TPUs reached at internal addresses without being asked to
+  std::optional<std::string> login;   // the OS Login user name, asked once
   for (const Target& t : targets) {
     const int num_slices = static_cast<int>(t.jobs.size());
     for (std::size_t ji : t.jobs) {
@@ -424,9 +483,24 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
       for (int w : selection.resolve(n, shown)) {
         const TpuEndpoint& ep = node.workers[static_cast<std::size_t>(w)];
         Worker worker;
-        const bool external = !q.internal_ip && !ep.external_ip.empty();
+        const bool external = !q.internal_ip && !q.tunnel_through_iap && !ep.external_ip.empty();
         worker.target.host = external ? ep.external_ip : ep.internal_ip;
         worker.target.text = worker.target.host;
+        if (!external && !q.internal_ip && !q.tunnel_through_iap) no_external.insert(shown);
+        if (q.tunnel_through_iap) {
+          auto name = job.hostnames.find(w);
+          if (name == job.hostnames.end())
+            throw SetupError("no instance name for worker " + std::to_string(w) + " of TPU " + node.ref.text() +
+                             " in its guest attributes (the `hostname` key), which --tunnel-through-iap needs: is "
+                             "the worker up? retry with --refresh");
+          worker.proxy_argv = iap_tunnel_argv(name->second, node.ref.zone, node.ref.project);
+        }
+        if (job.oslogin) {
+          if (!login) login = os_login_user(q, cache);
+          worker.target.user = *login;
+          worker.user_from = "OS Login profile";
+        }
+        worker.key_hint = key_propagation_hint(node.ref.name, node.ref.zone, node.ref.project, job.oslogin);
         std::string label = "w" + std::to_string(w);
         if (t.is_qr) label = "s" + std::to_string(job.slice) + label;
         if (prefix_names) label = t.name + "/" + label;
@@ -464,6 +538,8 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
         o.slice = job.slice;
         o.internal_ip = ep.internal_ip;
         o.external_ip = ep.external_ip;
+        if (auto name = job.hostnames.find(w); name != job.hostnames.end()) o.instance = name->second;
+        o.oslogin = job.oslogin;
         o.from_cache = job.from_cache;
         o.fetched_at = job.fetched_at;
         res.origins.push_back(std::move(o));
@@ -471,6 +547,9 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
     }
   }
   res.from_cache = cached > 0;
+  for (const auto& tpu : no_external)
+    res.warnings.push_back("TPU " + tpu + " has no external IP: connecting to its internal addresses; from outside "
+                           "its VPC use --tunnel-through-iap, or --internal-ip to say that is what you want");
 
   if (jobs.size() == 1) {
     const NodeJob& job = jobs.front();

@@ -192,7 +192,7 @@ def test_worker_bad_syntax_before_gcloud(farm, gcloud, selection):
     r = gcloud.run("-t", "tpu8", *LOC, f"--worker={selection}", ECHO)
     assert r.returncode == 2, str(r)
     assert "--worker" in error_line(r), str(r)
-    assert gcloud.calls("describe") == [], "gcloud ran before the usage error"
+    assert gcloud.calls("tpu-vm describe") == [], "gcloud ran before the usage error"
 
 
 # ---------------------------------------------------------------------------
@@ -267,14 +267,14 @@ def test_queued_resource_not_active(farm, gcloud, state, text):
 def test_cache_avoids_gcloud(farm, gcloud):
     gcloud.tpu("tpu4", 4)
     assert gcloud.run("-t", "tpu4", *LOC, ECHO).returncode == 0
-    assert len(gcloud.calls("describe")) == 1
+    assert len(gcloud.calls("tpu-vm describe")) == 1
     assert gcloud.cache_file("tpu4").exists()
     r = gcloud.run("-t", "tpu4", *LOC, ECHO)
     assert r.returncode == 0, str(r)
-    assert len(gcloud.calls("describe")) == 1, "the second run described the TPU again"
+    assert len(gcloud.calls("tpu-vm describe")) == 1, "the second run described the TPU again"
     r = gcloud.run("-t", "tpu4", *LOC, "--refresh", ECHO)
     assert r.returncode == 0, str(r)
-    assert len(gcloud.calls("describe")) == 2, "--refresh did not describe"
+    assert len(gcloud.calls("tpu-vm describe")) == 2, "--refresh did not describe"
 
 
 def move_cached_worker(gcloud, name, w):
@@ -295,7 +295,7 @@ def test_redescribe_after_cached_address_fails(farm, gcloud):
     r = gcloud.run("-t", "tpu4", *LOC, ECHO)
     assert r.returncode == 0, str(r)
     assert output_lines(r.out, labels(4))["w1"] == [f"{external(1)} 1/4"], str(r)
-    assert len(gcloud.calls("describe")) == 2, "no re-describe after the cached address failed"
+    assert len(gcloud.calls("tpu-vm describe")) == 2, "no re-describe after the cached address failed"
     assert "::1" not in gcloud.cache_file("tpu4").read_text()
 
 
@@ -315,7 +315,7 @@ def test_redescribe_applies_to_file_copies(farm, gcloud, tmp_path, sub):
     r = gcloud.run("-t", "tpu4", *LOC, *args)
     assert r.returncode == 0, str(r)
     assert r.summary().ok == 4, str(r)
-    assert len(gcloud.calls("describe")) == 2, "no re-describe after the cached address failed"
+    assert len(gcloud.calls("tpu-vm describe")) == 2, "no re-describe after the cached address failed"
     if sub == "cp":
         assert (tmp_path / "pushed" / "payload.txt").read_text() == "payload\n"
     else:
@@ -330,7 +330,7 @@ def test_corrupt_cache_is_ignored(farm, gcloud):
     r = gcloud.run("-t", "tpu4", *LOC, ECHO)
     assert r.returncode == 0, str(r)
     assert "ignoring corrupt cache file" in r.err, str(r)
-    assert len(gcloud.calls("describe")) == 2
+    assert len(gcloud.calls("tpu-vm describe")) == 2
     json.loads(gcloud.cache_file("tpu4").read_text())  # rewritten whole
 
 
@@ -344,7 +344,7 @@ def test_zone_and_project_from_gcloud_config(farm, gcloud):
     r = gcloud.run("-t", "tpu4", ECHO)
     assert r.returncode == 0, str(r)
     assert gcloud.calls("get-value"), "gcloud config was not asked"
-    d = gcloud.calls("describe")[0]
+    d = gcloud.calls("tpu-vm describe")[0]
     assert d[d.index("--zone") + 1] == ZONE and d[d.index("--project") + 1] == PROJECT
 
 
@@ -496,4 +496,4 @@ def test_workers_subcommand(farm, gcloud):
     assert data[2]["source"] == "cache" and data[2]["tpu"] == "tpu4"
     assert data[2]["internal_ip"] == internal(2)
     assert data[2]["host_key_aliases"] == ["tpu.6874917357421523817-2"]
-    assert len(gcloud.calls("describe")) == 1
+    assert len(gcloud.calls("tpu-vm describe")) == 1

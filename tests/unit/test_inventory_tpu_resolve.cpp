@@ -69,7 +69,7 @@ TEST_CASE("resolve: a 4-worker TPU, then the same from the cache without gcloud"
   CHECK(r.workers[3].label == "w3");
   REQUIRE(r.origins.size() == 4);
   CHECK(r.origins[3].internal_ip == "10.130.0.5");
-  CHECK(fake.count_calls("describe") == 1);
+  CHECK(fake.count_calls(R"("tpu-vm", "describe")") == 1);
   CHECK(std::filesystem::exists(cache_file(fake, "v4-32")));
 
   TpuResolution again = resolve_tpus(query(fake, {"v4-32"}));
@@ -77,13 +77,13 @@ TEST_CASE("resolve: a 4-worker TPU, then the same from the cache without gcloud"
   CHECK(has(again.source, "cache"));
   CHECK(again.workers.size() == 4);
   CHECK(again.workers[2].target.host == r.workers[2].target.host);
-  CHECK(fake.count_calls("describe") == 1);  // no second gcloud call
+  CHECK(fake.count_calls(R"("tpu-vm", "describe")") == 1);  // no second gcloud call
 
   auto q = query(fake, {"v4-32"});
   q.refresh = true;
   TpuResolution fresh = resolve_tpus(q);
   CHECK_FALSE(fresh.from_cache);
-  CHECK(fake.count_calls("describe") == 2);
+  CHECK(fake.count_calls(R"("tpu-vm", "describe")") == 2);
 
   // Writes are atomic: nothing but the entry is left behind.
   std::size_t files = 0;
@@ -198,7 +198,7 @@ TEST_CASE("resolve: several zones are tried in order; not found lists the zones 
   q.zone = "europe-west4-a,us-central2-b";
   TpuResolution r = resolve_tpus(q);
   CHECK(r.workers.size() == 4);
-  CHECK(fake.count_calls("describe") == 2);
+  CHECK(fake.count_calls(R"("tpu-vm", "describe")") == 2);
 
   q.tpus = {"nosuchtpu"};
   std::string msg = error_of<SetupError>([&] { resolve_tpus(q); });
@@ -236,7 +236,7 @@ TEST_CASE("resolve: malformed JSON, zero endpoints and bad names") {
   auto q = query(fake, {"v4-32"});
   q.zone = "us-central2-b/../x";
   CHECK_THROWS_AS(resolve_tpus(q), UsageError);
-  CHECK(fake.calls().size() == 2);
+  CHECK(fake.count_calls(R"("tpu-vm", "describe")") == 2);  // the usage errors ran no gcloud
 }
 
 TEST_CASE("resolve: state classes") {
@@ -289,13 +289,13 @@ TEST_CASE("resolve: a corrupt cache file is ignored with a warning and replaced"
                                   std::string("not json at all"), std::string("")}) {
     CAPTURE(junk);
     std::ofstream(cache_file(fake, "v4-32"), std::ios::trunc) << junk;
-    std::size_t before = fake.count_calls("describe");
+    std::size_t before = fake.count_calls(R"("tpu-vm", "describe")");
     TpuResolution r = resolve_tpus(query(fake, {"v4-32"}));
     CHECK_FALSE(r.from_cache);
     CHECK(r.workers.size() == 4);
     REQUIRE(r.warnings.size() == 1);
     CHECK(has(r.warnings[0], "ignoring corrupt cache file"));
-    CHECK(fake.count_calls("describe") == before + 1);
+    CHECK(fake.count_calls(R"("tpu-vm", "describe")") == before + 1);
     CHECK(resolve_tpus(query(fake, {"v4-32"})).from_cache);  // rewritten, valid again
   }
 

@@ -28,7 +28,7 @@ struct Options {
   std::vector<std::string> tpus;        // -t
   std::vector<std::string> queued_resources;
   std::string zone, project, worker_selection = "all";
-  bool internal_ip = false, refresh = false, fetch_host_keys = false;
+  bool internal_ip = false, refresh = false, fetch_host_keys = false, tunnel_through_iap = false;
   int gcloud_timeout = 60;
   // how
   std::string user;                     // -l

@@ -32,6 +32,9 @@ struct TpuQuery {
   bool refresh = false;          // --refresh: ignore the cache (it is still rewritten)
   bool fetch_host_keys = false;  // --fetch-host-keys: pin each worker's ssh-ed25519 host key
                                  // from gcloud's guest attributes
+  bool tunnel_through_iap = false;  // --tunnel-through-iap: reach each worker through
+                                    // `gcloud compute start-iap-tunnel` (its instance name
+                                    // comes from the guest attributes)
   std::chrono::seconds gcloud_timeout{60};  // --gcloud-timeout, per gcloud call
   std::filesystem::path cache_dir;  // "" = $XDG_CACHE_HOME/tpush, else ~/.cache/tpush
   int interrupt_fd = -1;  // watched (never read) while gcloud runs, e.g. SignalScope::fd():
@@ -48,6 +51,8 @@ struct WorkerOrigin {
   int num_workers = 0;
   int slice = -1;                // queued resources only
   std::string internal_ip, external_ip;
+  std::string instance;          // the worker's instance name (guest attribute `hostname`), when known
+  bool oslogin = false;          // OS Login is on (the TPU's metadata, else its project's)
   bool from_cache = false;
   std::string fetched_at;        // when gcloud described it (ISO 8601, UTC)
 };
@@ -62,6 +67,9 @@ struct TpuResolution {
   // "tpu.<id>-<worker>" and, when the host key is known, "tpu.<id>-<worker>-<suffix>"
   // (suffix: the last 6 characters of the ssh-ed25519 key's base64).
   // pinned_host_key: "ssh-ed25519 AAAA..." with fetch_host_keys.
+  // With OS Login on: target.user is the profile's POSIX name (user_from says
+  // so). With tunnel_through_iap: proxy_argv is the IAP tunnel. key_hint: what
+  // to run when the worker refuses gcloud's key.
   std::vector<Worker> workers;
   std::vector<WorkerOrigin> origins;    // parallel to workers
   std::vector<std::string> warnings;    // state CREATING, UNHEALTHY_MAINTENANCE, corrupt cache ...

@@ -25,6 +25,7 @@ struct TpuCacheEntry {
   std::string describe_json;                        // gcloud's output, verbatim
   std::optional<std::string> guest_attributes_json; // get-guest-attributes output, verbatim
   std::string fetched_at;                           // ISO 8601 UTC, e.g. 2026-11-22T19:04:05Z
+  std::optional<std::string> project_info_json = {};  // project-info describe output, verbatim (OS Login)
 };
 
 class TpuCache {

@@ -31,6 +31,10 @@ struct Worker {
   std::optional<std::string> pinned_host_key;
   // Where target.user came from when not the host list ("OS Login profile").
   std::string user_from;
+  // A program whose stdin/stdout reach the worker (an IAP tunnel), or empty.
+  std::vector<std::string> proxy_argv;
+  // What to run once when the worker refuses our key (a TPU: let gcloud add it).
+  std::string key_hint;
   // Extra variables exported to the remote command (e.g. TPUSH_SLICE).
   std::vector<std::pair<std::string, std::string>> env;
 };
