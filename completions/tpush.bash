@@ -7,8 +7,8 @@ _tpush_options='
     -h --help --version
     -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --internal-ip --refresh --fetch-host-keys --gcloud-timeout
-    -l --user -p --port -i --identity -J --jump -f --fanout --connect-timeout -u --timeout
-    --alive-interval --host-key-check
+    -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
+    --alive-interval --host-key-check --tunnel-through-iap
     -e --env --cd --tty -n --no-stdin --detach --log
     --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color'
 
@@ -34,13 +34,13 @@ _tpush_sub_takes_value() {
 # Options that take a value (the next word, or --long=VALUE).
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --gcloud-timeout
-    -l --user -p --port -i --identity -J --jump -f --fanout --connect-timeout -u --timeout
+    -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check --label --color -e --env --cd --log'
 
 _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
     local opt=$1 cur=$2
     case $opt in
-        -H | --hosts | -i | --identity | --log)
+        -H | --hosts | -i | --identity | --log | -F)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))
             ;;
@@ -57,6 +57,7 @@ _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
         --label) COMPREPLY=($(compgen -W 'host index' -- "$cur")) ;;
         --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")) ;;
         --worker) COMPREPLY=($(compgen -W 'all 0' -- "$cur")) ;;
+        -o) COMPREPLY=($(compgen -W 'HostName= User= Port= IdentityFile= IdentitiesOnly= IdentityAgent= ProxyJump= ProxyCommand= ConnectTimeout= ServerAliveInterval= ServerAliveCountMax= StrictHostKeyChecking= UserKnownHostsFile= GlobalKnownHostsFile= HostKeyAlias= AddressFamily= ConnectionAttempts=' -- "$cur")) ;;
         -s | --signal) COMPREPLY=($(compgen -W 'TERM INT HUP KILL USR1 USR2 QUIT STOP CONT' -- "$cur")) ;;
         *) COMPREPLY=() ;;  # names, numbers: nothing to offer
     esac

@@ -124,3 +124,16 @@ def test_interrupt_closes_tunnels_and_the_jump_session(farm, tpush, home, bastio
     while bastion.connection_pids() and time.monotonic() < end:  # the bastion saw us go
         time.sleep(0.05)
     assert bastion.connection_pids() == []
+
+
+def test_rsync_goes_through_the_same_jump_host(farm, tpush, home, bastion, tmp_path):
+    """rsync's own ssh gets the same way there (-J, or ProxyJump from ssh_config)."""
+    trust(home, bastion)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "f.txt").write_text("through the bastion\n")
+    dst = tmp_path / "dst"
+    r = tpush("-J", bastion.jump(USER), "-w", farm.hosts[0], "rsync", "-a", f"{src}/", f":{dst}/")
+    assert r.returncode == 0, str(r)
+    assert (dst / "f.txt").read_text() == "through the bastion\n"
+    assert bastion.log.targets() == [(farm.addresses[0], farm.port)]
