@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "tpush/util/child_reaper.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/string.h"
@@ -114,6 +116,9 @@ std::string ProxyCommandTransport::unanswered() const {
 }
 
 void ProxyCommandTransport::close() {
+  if (stderr_fd_ >= 0 && spdlog::should_log(spdlog::level::debug))
+    if (const std::string said = stderr_tail(); !said.empty())
+      spdlog::debug("proxy command '{}' wrote on stderr: {}", command_.shown, util::printable(said));
   if (child_.pid() > 0) {
     if (reaper_) reaper_->adopt(std::move(child_));
     else child_ = util::Child();  // kills and reaps
