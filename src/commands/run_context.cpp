@@ -80,7 +80,8 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       labels_(labels_of(workers_)),
       fanout_(choose_fanout(o, workers_.size())),
       writer_(STDOUT_FILENO, STDERR_FILENO),
-      lines_(writer_, labels_, {!o.no_prefix, use_color(o.color)}),
+      lines_(writer_, labels_,
+             {!o.no_prefix, use_color(o.color), isatty(STDOUT_FILENO) == 1, isatty(STDERR_FILENO) == 1}),
       jumps_(settings_) {
   settings_.credentials = &credentials_;
   settings_.home = home_;

@@ -28,7 +28,8 @@ LineOutput::LineOutput(Writer& writer, const std::vector<std::string>& labels,
       p += l;
       p += ':';
       if (opts_.color) p += kReset;
-      p.append(width - l.size() + 1, ' ');
+      const bool align = s == 0 ? opts_.align_out : opts_.align_err;
+      p.append(align ? width - l.size() + 1 : 1, ' ');
       prefixes_[s].push_back(std::move(p));
     }
   }

@@ -39,7 +39,7 @@ DEFAULT_TIMEOUT = 120  # seconds; a hung tpush fails its test instead of hanging
 
 SUMMARY_HEAD = re.compile(
     r"^tpush: (\d+) workers?: (\d+) ok, (\d+) failed, (\d+) unreachable, (\d+) timed out"
-    r"(?:, (\d+) lost)?(?:, (\d+) interrupted)? \((\d+(?:\.\d+)?)s\)$")
+    r"(?:, (\d+) lost)?(?:, (\d+) interrupted)?(?:, (\d+) stopped)? \((\d+(?:\.\d+)?)s\)$")
 SUMMARY_WORKER = re.compile(r"^tpush: (\S+):\s+(.*)$")
 
 
@@ -151,6 +151,7 @@ class Summary:
     timed_out: int | None = None
     lost: int = 0          # shown only when non-zero
     interrupted: int = 0   # shown only when non-zero
+    stopped: int = 0       # shown only when non-zero (--fail-fast)
     reasons: dict[str, str] = field(default_factory=dict)
     head_line: str | None = None
     malformed: str | None = None  # a counts-like line that does not follow the contract
@@ -163,7 +164,7 @@ class Summary:
             if m:
                 s.head_line = line
                 s.total, s.ok, s.failed, s.unreachable, s.timed_out = map(int, m.groups()[:5])
-                s.lost, s.interrupted = (int(g or 0) for g in m.groups()[5:7])
+                s.lost, s.interrupted, s.stopped = (int(g or 0) for g in m.groups()[5:8])
                 s.reasons = {}  # per-worker lines follow the counts line
                 continue
             if re.match(r"^tpush: \d+ workers?: ", line):
@@ -317,21 +318,25 @@ def tpush(tpush_bin, home):
 # Output parsing
 
 def split_prefixed(text: str, labels: list[str]) -> dict[str, list[str]]:
-    """Split tpush's prefixed output into per-label lines, checking the exact prefix:
-    `LABEL:` then (maxlabel - len(LABEL) + 1) spaces.  Every line must belong to a label.
-    (All prefixes are then maxlabel + 2 characters long, which makes lookup O(1).)"""
-    width = max(map(len, labels))
+    """Split tpush's prefixed output into per-label lines, checking the exact prefix of a
+    pipe (pdsh's): `LABEL: ` then the text.  Every line must belong to a label.  Labels may
+    hold ':' (host:port); they are matched by length, few distinct ones, so lookup is cheap."""
     by_label: dict[str, list[str]] = {l: [] for l in labels}
-    prefixes = {l + ":" + " " * (width - len(l) + 1): by_label[l] for l in labels}
-    n = width + 2
+    by_length: dict[int, dict[str, list[str]]] = {}
+    for l in labels:
+        by_length.setdefault(len(l) + 2, {})[l + ": "] = by_label[l]
+    lengths = sorted(by_length)
     lines = text.split("\n")
     if lines[-1] == "":  # the text ends with a newline (or is empty)
         lines.pop()
     for line in lines:
-        dest = prefixes.get(line[:n])
-        if dest is None:
+        for n in lengths:
+            dest = by_length[n].get(line[:n])
+            if dest is not None:
+                dest.append(line[n:])
+                break
+        else:
             raise AssertionError(f"line without a valid worker prefix: {line[:200]!r}")
-        dest.append(line[n:])
     return by_label
 
 

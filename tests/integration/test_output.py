@@ -159,3 +159,34 @@ def test_head_closes_pipe_quickly(farm, tpush):
     assert "tpush-exit=141" in err, err[-2000:]
     noise = [l for l in err.splitlines() if not l.startswith("tpush-exit=")]
     assert not any("error" in l.lower() or "broken pipe" in l.lower() for l in noise), err[-2000:]
+
+
+# ---------------------------------------------------------------------------
+# Pipes get pdsh's exact format: dshbak and clubak (the real ones) are the oracles
+
+def groups_of(tool_argv: list[str], text: str) -> list[str]:
+    """The group headers `dshbak -c` / `clubak -b` print for `text` (their node sets)."""
+    r = subprocess.run(tool_argv, input=text, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    return [lines[i + 1] for i in range(len(lines) - 2) if set(lines[i]) == {"-"} and set(lines[i + 2]) == {"-"}]
+
+
+@pytest.mark.parametrize("label", ["host", "index"])
+def test_identical_output_is_one_group_in_dshbak_and_clubak(farm, tpush, label):
+    """12 workers of label widths 9 to 10 (127.0.1.1 ... 127.0.1.12), or w0 ... w11, each
+    printing the same two lines: one group, whatever the width."""
+    addresses = farm.addresses[:12]
+    r = tpush("--label", label, "-p", farm.port, "-w", ",".join(addresses), "echo same; echo also same")
+    assert r.returncode == 0, str(r)
+    for line in r.out.splitlines():  # exactly LABEL: TEXT, one colon and one space
+        lab, sep, text = line.partition(": ")
+        assert sep and text in ("same", "also same") and " " not in lab, repr(line)
+    dshbak = groups_of(["dshbak", "-c"], r.out)
+    assert len(dshbak) == 1, dshbak
+    clubak = groups_of(["clubak", "-b"], r.out)
+    assert len(clubak) == 1, clubak
+    labels = addresses if label == "host" else [f"w{i}" for i in range(12)]
+    expanded = subprocess.run(["nodeset", "-e", clubak[0].split()[0]], capture_output=True, text=True,
+                              timeout=60).stdout.split()
+    assert sorted(expanded) == sorted(labels)

@@ -21,6 +21,11 @@ using fanout::Stream;
 struct LineOutputOptions {
   bool prefix = true;  // false: -N, raw lines
   bool color = false;  // colour the prefix (TTY, no NO_COLOR)
+  // Pad labels so the text columns line up, per stream (stdout, stderr): only
+  // for a terminal. A pipe gets exactly "LABEL: TEXT", as pdsh writes it, so
+  // dshbak and clubak group identical lines of workers of any label width.
+  bool align_out = false;
+  bool align_err = false;
 };
 
 class LineOutput final : public fanout::OutputSink {
