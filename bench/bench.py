@@ -184,11 +184,11 @@ def copy_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path,
 
 
 def tool_argv(tool: str, fan: int | None, f: farmmod.Farm, port: int, cfg: Path, cmd: str,
-              tpush_bin: str) -> tuple[list[str], dict[str, str]]:
+              tpush_bin: str, jump: str | None = None) -> tuple[list[str], dict[str, str]]:
     hosts = str(f.dir / "hosts-plain")
     env: dict[str, str] = {}
     if tool in ("tpush", "tpush-ct60"):
-        argv = [tpush_bin, "-H", hosts, "-p", str(port)]
+        argv = [tpush_bin, "-H", hosts, "-p", str(port)] + (["-J", jump] if jump else [])
         if tool == "tpush-ct60":
             # the default 10 s handshake deadline is shorter than the one farm sshd needs to
             # serve 256+ handshakes at once on 2 busy cores (OpenSSH's ssh has no such deadline)
@@ -340,20 +340,25 @@ def opens_of(argv: list[str], env: dict[str, str], src: Path, f: farmmod.Farm) -
 # --------------------------------------------------------------------------- one run
 
 def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: int, cfg: Path,
-             tpush_bin: str, workdir: Path, tag: str, timeout: float, copy: tuple | None = None) -> dict:
+             tpush_bin: str, workdir: Path, tag: str, timeout: float, copy: tuple | None = None,
+             bastion: "Bastion | None" = None) -> dict:
     if copy:
         src, roots = copy
         argv, extra_env = copy_argv(tool, fan, f, port, cfg, src, tpush_bin), {}
     else:
-        argv, extra_env = tool_argv(tool, fan, f, port, cfg, remote_command(scenario), tpush_bin)
+        argv, extra_env = tool_argv(tool, fan, f, port, cfg, remote_command(scenario), tpush_bin,
+                                    jump=bastion.jump if bastion else None)
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
     env.update(extra_env)
     env["HOME"] = str(f.home)  # tpush reads $HOME/.ssh; OpenSSH gets everything from -F cfg
     out_path = workdir / f"{tag}.out"
     err_path = workdir / f"{tag}.err"
     wait_sessions_gone(f)
+    if bastion:
+        bastion.wait_sessions_gone()
     cg = MemCgroup(tag)
-    s0 = sshd_cpu(f.sshd.pid)
+    s0 = sshd_cpu(f.sshd.pid) + (sshd_cpu(bastion.sshd.pid) if bastion else 0)
+    logins0 = bastion.logins() if bastion else 0
     with open(out_path, "wb") as outf, open(err_path, "wb") as errf:
         cat = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=outf)
         t0 = time.monotonic()
@@ -378,7 +383,9 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
     peak = cg.peak()
     cg.remove()
     wait_sessions_gone(f)
-    s1 = sshd_cpu(f.sshd.pid)
+    if bastion:
+        bastion.wait_sessions_gone()
+    s1 = sshd_cpu(f.sshd.pid) + (sshd_cpu(bastion.sshd.pid) if bastion else 0)
     out = out_path.read_text(errors="replace")
     if copy:
         ok, note = verify_copy(copy[1], copy[0], p.returncode)
@@ -389,10 +396,85 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
         ok, note = False, f"killed after {timeout:.0f}s"
     if ok:
         out_path.unlink()  # keep only failing outputs (large)
-    return {"tool": tool, "fan": fan, "scenario": scenario, "wall": wall,
-            "cpu": ru.ru_utime + ru.ru_stime, "peak": peak, "sshd_cpu": s1 - s0,
-            "rc": p.returncode, "ok": ok, "note": note,
-            "err_tail": err_path.read_text(errors="replace")[-300:] if not ok else ""}
+    res = {"tool": tool, "fan": fan, "scenario": scenario, "wall": wall,
+           "cpu": ru.ru_utime + ru.ru_stime, "peak": peak, "sshd_cpu": s1 - s0,
+           "rc": p.returncode, "ok": ok, "note": note,
+           "err_tail": err_path.read_text(errors="replace")[-300:] if not ok else ""}
+    if bastion:
+        res["bastion_logins"] = bastion.logins() - logins0
+    return res
+
+
+# --------------------------------------------------------------------------- jump host
+
+class Bastion:
+    """A second sshd (the farm's config, forwarding allowed, VERBOSE log) on its own
+    address and port: the jump host every worker is reached through."""
+
+    ADDRESS = "127.0.200.1"
+
+    def __init__(self, f: farmmod.Farm, directory: Path):
+        port = farmmod.free_port(self.ADDRESS)
+        self.sshd = farmmod.Sshd(directory, self.ADDRESS, port, f.authorized_keys,
+                                 extra_config="AllowTcpForwarding yes\nKexAlgorithms curve25519-sha256")
+        self.port = port
+        self.user = os.environ.get("USER") or "root"
+        self.jump = f"{self.user}@{self.ADDRESS}:{port}"
+
+    def start(self, f: farmmod.Farm) -> "Bastion":
+        self.sshd.start(self.ADDRESS)
+        with open(f.known_hosts, "a") as kh:
+            kh.write(farmmod.known_hosts_lines([self.ADDRESS], self.port, self.sshd.host_key_files))
+        return self
+
+    def logins(self) -> int:
+        """Logins the bastion accepted so far (its log's "Accepted publickey" lines)."""
+        try:
+            return self.sshd.log.read_text(errors="replace").count("Accepted publickey")
+        except FileNotFoundError:
+            return 0
+
+    def wait_sessions_gone(self, timeout: float = 60) -> None:
+        end = time.monotonic() + timeout
+        while farmmod.descendants(self.sshd.pid) and time.monotonic() < end:
+            time.sleep(0.05)
+
+    def ssh_config(self, f: farmmod.Farm, port: int) -> Path:
+        """The anchors' config: the bastion, then every worker through it (ProxyJump)."""
+        cfg = f.dir / "ssh_config_jump"
+        base = ssh_config(f, port, "ssh_config_jump_base").read_text()
+        cfg.write_text(f"Host bastion\n  HostName {self.ADDRESS}\n  Port {self.port}\n  ProxyJump none\n"
+                       f"Host *\n  ProxyJump bastion\n" + base.replace("Host *\n", "", 1))
+        return cfg
+
+    def stop(self) -> None:
+        self.sshd.stop()
+
+
+def run_jump(a, n: int, tools: list[str], work: Path, results: list[dict], save, stamp: dict) -> None:
+    """The jump scenario: N workers behind one bastion, `true` on each: tpush -J (one
+    bastion session carries every worker) vs the anchors with ProxyJump in their config."""
+    f = start_farm(work / f"farm-jump-{n}", n)
+    b = None
+    try:
+        b = Bastion(f, work / f"bastion-{n}").start(f)
+        cfg = b.ssh_config(f, f.port)
+        for r in range(a.runs):
+            for tool, fan in variants(tools, n):
+                tag = f"{n}-jump-{tool}-{fan or 'def'}-{r}"
+                res = run_once(tool, fan, "true", f, f.port, cfg, a.tpush, work, tag, a.timeout, bastion=b)
+                res.update(n=n, scenario="jump", run=r, load=float(Path("/proc/loadavg").read_text().split()[0]),
+                           **stamp)
+                results.append(res)
+                print(f"bench: N={n} jump    {tool:5} f={fan or 'default':>7} run {r}: "
+                      f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s peak {fmt_mib(res['peak'])} "
+                      f"sshd {res['sshd_cpu']:.2f}s bastion logins {res['bastion_logins']} "
+                      f"{'ok' if res['ok'] else 'FAIL ' + res['note']}", file=sys.stderr, flush=True)
+                save()
+    finally:
+        if b is not None:
+            b.stop()
+        f.stop()
 
 
 # --------------------------------------------------------------------------- latency relay
@@ -414,11 +496,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", default="64,256,1024")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--scenarios", default="true,lines,latency,copy")
+    ap.add_argument("--scenarios", default="true,lines,latency,copy,jump")
     ap.add_argument("--tools", default="tpush,tpush-ct60,pdsh,pssh,clush")
     ap.add_argument("--latency-n", default="64,256")
     ap.add_argument("--copy-n", default="64")
     ap.add_argument("--copy-tools", default=",".join(COPY_TOOLS))
+    ap.add_argument("--jump-n", default="256")
     ap.add_argument("--delay-ms", type=float, default=25.0)
     ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(ROOT / "build" / "tpush")))
     ap.add_argument("--workdir", default="/tmp/tpush-bench")
@@ -466,6 +549,9 @@ def main(argv=None) -> int:
     if "copy" in scen:
         for n in (int(x) for x in a.copy_n.split(",") if x):
             run_copy(a, n, [t for t in a.copy_tools.split(",") if t], work, results, save, stamp)
+    if "jump" in scen:
+        for n in (int(x) for x in a.jump_n.split(",") if x):
+            run_jump(a, n, tools, work, results, save, stamp)
 
     all_ns = sorted(set(ns) | (set(lat_ns) if "latency" in scen else set()))
     for n in all_ns:
@@ -515,6 +601,8 @@ def planned_rows(a, ns: list[int], scen: list[str], tools: list[str], lat_ns: li
         rows |= {(n, "latency", t) for n in lat_ns for t in tools}
     if "copy" in scen:
         rows |= {(int(n), "copy", t) for n in a.copy_n.split(",") if n for t in a.copy_tools.split(",") if t}
+    if "jump" in scen:
+        rows |= {(int(n), "jump", t) for n in a.jump_n.split(",") if n for t in tools}
     return rows
 
 

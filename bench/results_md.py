@@ -13,7 +13,8 @@ TOOL_NAME = {"tpush": "tpush", "tpush-ct60": "tpush --connect-timeout 60", "pdsh
 DEFAULT_FAN = {"tpush": "all", "tpush-ct60": "all", "pdsh": "32", "pssh": "32", "clush": "64", "pscp": "32",
                "scp": "32"}
 SCEN = {"true": "`true`", "lines": "1,000 lines/worker", "latency": "`true`, 50 ms RTT",
-        "copy": "100 MiB file pushed to every worker (`tpush cp`, `clush --copy`)"}
+        "copy": "100 MiB file pushed to every worker (`tpush cp`, `clush --copy`)",
+        "jump": "`true`, every worker behind one bastion (tpush `-J`; the others `ProxyJump` in their ssh_config)"}
 
 
 def med(xs):
@@ -60,7 +61,7 @@ def render(meta: dict, results: list[dict]) -> str:
       "sshd's CPU for the run incl. sessions and remote commands (median); floor = sshd CPU / 2 cores; "
       "ok = runs where every worker succeeded (and every line arrived whole and attributed); "
       "ratio = tpush's median ÷ this row's (on tpush's own row: ÷ the best other tool's best row).\n")
-    scen_order = ["true", "lines", "latency", "copy"]
+    scen_order = ["true", "lines", "latency", "copy", "jump"]
     targets = []
     for (n, scen), rows in sorted(groups(results).items(),
                                   key=lambda kv: (scen_order.index(kv[0][1]) if kv[0][1] in scen_order else 9, kv[0][0])):
@@ -76,6 +77,7 @@ def render(meta: dict, results: list[dict]) -> str:
                 "ok": sum(1 for r in rs if r["ok"]), "runs": len(rs),
                 "load": med([r.get("load") for r in rs]),
                 "notes": sorted({r["note"] for r in rs if r["note"]}),
+                "logins": med([r.get("bastion_logins") for r in rs]),
             }
         # tpush's row for the ratios and targets: the default one, unless it failed and the
         # --connect-timeout 60 one did not
@@ -106,6 +108,12 @@ def render(meta: dict, results: list[dict]) -> str:
               f"{s['cpu']:.2f} ({1000 * s['cpu'] / n:.1f}) | {peak} | {s['sshd']:.2f} | {s['sshd'] / 2:.2f} | "
               f"{ok} | {s['load']:.1f} | {rw} | {rc} | {rm} |")
         w("")
+        logins = {(t, fan): med([r.get("bastion_logins") for r in rs]) for (t, fan), rs in rows.items()
+                  if rs[0].get("bastion_logins") is not None}
+        if logins:
+            w("Logins the bastion accepted per run (median; its sshd CPU is in the sshd column): " +
+              ", ".join(f"{TOOL_NAME[t]} ({'f=' + str(fan) if fan else 'default'}) {c:.0f}"
+                        for (t, fan), c in sorted(logins.items(), key=lambda kv: (kv[0][0], kv[0][1] is None))) + ".\n")
         opens = {t: rs[0].get("opens") for (t, _), rs in rows.items() if rs[0].get("opens") is not None}
         if opens:
             w("Times the source file was opened in one more run at full fan-out (strace -f, open/openat, "
@@ -149,6 +157,13 @@ def check_targets(n, scen, tp, others, stats):
             r = tp["peak"] / light
             out.append((str(n), scen, "client peak ≤ 1/4 of the lightest anchor",
                         f"{tp['peak'] / 2**20:.1f} MiB = {r:.2f}× {light / 2**20:.1f} MiB", yes(r <= 0.25)))
+    if scen == "jump" and fastest:
+        r = tp["wall"] / fastest["wall"]
+        out.append((str(n), scen, "wall ≤ 0.5× the best anchor (ProxyJump)",
+                    f"{tp['wall']:.2f} s = {r:.2f}× {fastest['wall']:.2f} s", yes(r <= 0.5)))
+        logins = med([x for x in [tp.get("logins")] if x is not None])
+        if logins is not None:
+            out.append((str(n), scen, "1 bastion login instead of N", f"{logins:.0f}", yes(logins == 1)))
     if scen == "latency" and n == 64 and fastest:
         r = tp["wall"] / fastest["wall"]
         out.append((str(n), scen, "wall ≤ 0.5× fastest anchor",

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # tpush benchmark entry point (make bench).  See bench/README.md.
 #
-#   bash bench/run.sh [--quick] [--n 64,256,1024] [--runs 3] [--scenarios true,lines,latency,copy]
-#                     [--latency-n 64,256] [--copy-n 64] [--tools tpush,pdsh,pssh,clush]
+#   bash bench/run.sh [--quick] [--n 64,256,1024] [--runs 3] [--scenarios true,lines,latency,copy,jump]
+#                     [--latency-n 64,256] [--copy-n 64] [--jump-n 256] [--tools tpush,pdsh,pssh,clush]
 #                     [--copy-tools tpush,pscp,scp,clush] [--workdir DIR] [--append | --replace]
 #
-# --quick = --n 64 --runs 1 --latency-n 64 --copy-n 16 (a smoke run, a few minutes).
+# --quick = --n 64 --runs 1 --latency-n 64 --copy-n 16 --jump-n 64 (a smoke run, a few minutes).
 # TPUSH_BIN selects the binary (default build/tpush).  Writes bench/results.json and
 # bench/RESULTS.md (--append adds to the runs already in bench/results.json; --replace
 # also drops their earlier runs of the rows it measures).
@@ -16,10 +16,10 @@ orig=("$@")
 args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --quick) args+=(--n 64 --runs 1 --latency-n 64 --copy-n 16) ;;
+    --quick) args+=(--n 64 --runs 1 --latency-n 64 --copy-n 16 --jump-n 64) ;;
     --append | --replace) args+=("$1") ;;
     -h | --help) sed -n "2,11p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    --n | --runs | --scenarios | --latency-n | --copy-n | --tools | --copy-tools | --workdir | --delay-ms | --timeout | --results | --json)
+    --n | --runs | --scenarios | --latency-n | --copy-n | --jump-n | --tools | --copy-tools | --workdir | --delay-ms | --timeout | --results | --json)
       [[ $# -ge 2 ]] || { echo "bench: $1 needs a value" >&2; exit 2; }
       args+=("$1" "$2"); shift ;;
     *) echo "bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
