@@ -42,7 +42,7 @@ void CommandJob::finish_from_channel() {
     return finish(Outcome::failed, err);
   }
   if (!channel_->exit_signal().empty())
-    return finish(Outcome::failed, "killed by SIG" + channel_->exit_signal());
+    return finish(Outcome::failed, "killed by SIG" + channel_->exit_signal(), -1, channel_->exit_signal());
   const int status = channel_->exit_status();
   finish(status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(status), status);
 }
@@ -55,7 +55,8 @@ void CommandJob::before_timeout() {
 }
 
 void CommandJob::forward_interrupt() {
-  if (finished() || !channel_) return;
+  if (finished()) return;
+  if (!channel_) return interrupt();  // still connecting: its command must not start now
   channel_->interrupt_remote();
   advance(Clock::now());
 }

@@ -77,6 +77,7 @@ void Scheduler::start_more(Clock::time_point now) {
     const std::size_t i = next_++;
     slots_[i].job = factory_(i);
     active_.push_back(i);
+    if (observer_) observer_(i, nullptr);
     slots_[i].job->advance(now);
     settle(i);
   }
@@ -108,6 +109,7 @@ void Scheduler::settle(std::size_t i) {
   watch(slot.watch, job.finished() ? -1 : job.fd(), events_for(job.wait()), i);
   if (job.finished()) {
     outcome_.results[i] = job.result();
+    if (observer_) observer_(i, &outcome_.results[i]);
     slot.job.reset();
     active_.erase(std::find(active_.begin(), active_.end(), i));
   }
@@ -163,6 +165,28 @@ void Scheduler::stop_starting() {
     outcome_.results[i].reason = "not started (interrupted)";
   }
   next_ = workers_;
+}
+
+void Scheduler::stop_all(const std::string& why) {
+  if (!stop_request_) stop_request_ = why;  // done between events (this may run inside settle())
+}
+
+// As a first Ctrl-C, without the notice and without counting as an interrupt;
+// what still runs after the second-interrupt window is closed.
+void Scheduler::handle_stop_request(Clock::time_point now) {
+  if (!stop_request_) return;
+  if (!stopped_at_) {
+    stopped_at_ = now;
+    stopping_ = true;
+    for (std::size_t i = next_; i < workers_; ++i) {
+      outcome_.results[i].outcome = Outcome::not_started;
+      outcome_.results[i].reason = *stop_request_;
+    }
+    next_ = workers_;
+    for_each_running([](Job& job) { job.forward_interrupt(); });
+  } else if (now - *stopped_at_ >= second_interrupt_window) {
+    for_each_running([](Job& job) { job.interrupt(); });
+  }
 }
 
 void Scheduler::interrupt_all() {
@@ -302,6 +326,7 @@ RunOutcome Scheduler::run() {
     // Jobs may have asked a service for something (a jump host for a tunnel).
     for (std::size_t i = 0; i < services_.size(); ++i) settle_service(i);
     if (read_file || input_full) pump_input(now);
+    handle_stop_request(now);
     after_events();
     if (output_ && output_->closed() && !outcome_.output_closed) abort_all();
     start_more(now);

@@ -73,6 +73,9 @@ JumpHost::JumpHost(std::string name, Endpoint endpoint, const ConnectionSettings
       epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
 
 JumpHost::~JumpHost() {
+  if (channels_opened_ > 0 && open_pace_)
+    spdlog::debug("jump host {}: carried {} worker(s), one channel opened every {:.1f} ms", name_,
+                  channels_opened_, open_pace_->count() * 1000);
   for (auto& t : tunnels_)
     if (t->relay_fd >= 0) ::close(t->relay_fd);
   connection_.abandon();  // frees every channel with the session

@@ -412,3 +412,46 @@ TEST_CASE("scheduler: no workers is an immediate, empty run") {
   CHECK(run.results.empty());
   CHECK_FALSE(run.interrupted);
 }
+
+TEST_CASE("scheduler: stop_all (--fail-fast) passes the interrupt on, then closes what still runs") {
+  using namespace std::chrono_literals;
+  // Worker 0 fails at its first tick; 1 and 2 run on; 3 waits behind the fan-out of 3.
+  Probe probe(4);
+  Clock::duration skipped{0};
+  auto now = [&skipped] { return Clock::now() + skipped; };
+  std::vector<std::string> seen;
+  Scheduler* sched = nullptr;
+  auto behaviour = [&](std::size_t i) {
+    Behaviour b;
+    b.finish_on_interrupt = true;
+    if (i == 0) b.finish_after_ticks = 1;
+    if (i == 1) b.on_tick = [&](std::size_t, int tick) {
+      if (tick == 3) skipped += Scheduler::second_interrupt_window + 1s;  // time passes: close the rest
+    };
+    return b;
+  };
+  Scheduler s(4, 3, factory_for(probe, behaviour), -1, nullptr, {}, nullptr, now);
+  sched = &s;
+  s.observe([&](std::size_t i, WorkerResult* r) {
+    seen.push_back((r ? "end " : "start ") + std::to_string(i));
+    if (r && i == 0) {
+      r->outcome = Outcome::failed;  // the observer may amend what it is told
+      sched->stop_all("not started (--fail-fast)");
+    }
+  });
+  const RunOutcome run = s.run();
+  CHECK_FALSE(run.interrupted);  // a stop is not an interrupt: the failure decides the exit code
+  CHECK(run.results[0].outcome == Outcome::failed);
+  for (std::size_t i : {1u, 2u}) {
+    CAPTURE(i);
+    CHECK(probe.forwards[i] == 1);   // first the interrupt, passed on
+    CHECK(probe.interrupts[i] == 1); // then, after the window, closed
+    CHECK(run.results[i].outcome == Outcome::interrupted);
+  }
+  CHECK(probe.created[3] == 0);
+  CHECK(run.results[3].outcome == Outcome::not_started);
+  CHECK(run.results[3].reason == "not started (--fail-fast)");
+  CHECK(seen.front() == "start 0");
+  CHECK(std::count(seen.begin(), seen.end(), "end 0") == 1);
+  CHECK(std::find(seen.begin(), seen.end(), "start 3") == seen.end());
+}

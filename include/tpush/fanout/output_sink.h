@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "tpush/fanout/result.h"
+
 namespace tpush::fanout {
 
 enum class Stream { out = 1, err = 2 };
@@ -19,6 +21,10 @@ class OutputSink {
   virtual void data(std::size_t worker, Stream stream, std::string_view bytes) = 0;
   // The worker's streams ended: a last line without a newline may now go out.
   virtual void end(std::size_t worker) = 0;
+  // The worker started (its job began), and how it ended: for sinks that
+  // report workers, not only lines (--json, a status line). Default: nothing.
+  virtual void started(std::size_t /*worker*/) {}
+  virtual void finished(std::size_t /*worker*/, const WorkerResult& /*result*/) {}
   // Called after every batch of events, and once at the end: hand on what is held.
   virtual void flush() = 0;
   // One line of tpush's own for stderr ("tpush: interrupt sent ..."), in order

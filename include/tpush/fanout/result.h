@@ -1,7 +1,10 @@
 // What happened on one worker: a value, never an exception.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace tpush::fanout {
 
@@ -13,7 +16,16 @@ enum class Outcome {
   lost,         // connection dropped or went silent mid-command
   interrupted,  // tpush was interrupted while this worker ran
   not_started,  // tpush stopped before this worker was started
+  stopped,      // tpush stopped it because another worker failed (--fail-fast)
 };
+
+inline constexpr int kOutcomes = 8;
+
+// "ok", "failed", "unreachable", "timed_out", "lost", "interrupted",
+// "not_started", "stopped": as --json and the run records name them.
+const char* outcome_name(Outcome o);
+// The outcome of that name, or nullopt.
+std::optional<Outcome> outcome_from_name(std::string_view name);
 
 struct WorkerResult {
   Outcome outcome = Outcome::not_started;
@@ -21,6 +33,8 @@ struct WorkerResult {
   std::string reason;     // what the summary prints, e.g. "exit 3", "connect refused"
   double seconds = 0;     // wall time from start to finish for this worker
   bool reached = false;   // a TCP connection to the worker was established
+  std::string signal;     // the signal that killed the remote command ("KILL"), if one did
+  std::chrono::system_clock::time_point started{};  // when the worker was started (set by its job)
 };
 
 }  // namespace tpush::fanout

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tpush/fanout/input_feed.h"
@@ -56,6 +57,16 @@ class Scheduler final : public util::Reactor {
 
   RunOutcome run();
 
+  // Told of each job as it starts (result null) and ends (`index` as given to
+  // the factory); it may amend the result (--fail-fast names what it stopped).
+  using Observer = std::function<void(std::size_t index, WorkerResult* result)>;
+  void observe(Observer observer) { observer_ = std::move(observer); }
+  // Stops the run (--fail-fast), between events: workers not started yet are
+  // reported `not_started` with `why`; the running ones get the first Ctrl-C's
+  // treatment, and what still runs after second_interrupt_window is closed.
+  // Not an interrupt: the run's outcome is not `interrupted`.
+  void stop_all(const std::string& why);
+
   void add(util::Pollable& p) override;
   void remove(util::Pollable& p) override;
   void update(util::Pollable& p) override;
@@ -84,6 +95,7 @@ class Scheduler final : public util::Reactor {
   void for_each_running(const std::function<void(Job&)>& call);
   void stop_starting();  // the workers not started yet are "not started (interrupted)"
   void after_events();
+  void handle_stop_request(Clock::time_point now);
   void interrupt_all();
   void on_signal(int signo, Clock::time_point now);
   void first_interrupt(Clock::time_point now);
@@ -98,6 +110,9 @@ class Scheduler final : public util::Reactor {
   OutputSink* output_;
   std::function<void()> after_events_;
   Now now_;
+  Observer observer_;
+  std::optional<std::string> stop_request_;  // stop_all(), done between events
+  std::optional<Clock::time_point> stopped_at_;
   int epoll_fd_ = -1;
   std::vector<Slot> slots_;
   std::vector<Service> services_;

@@ -28,8 +28,8 @@ class WorkerJob : public Job {
   Clock::time_point start_time() const { return start_; }
 
   // Ends the job with this result (only the first call counts); release()
-  // frees what the job holds first.
-  void finish(Outcome outcome, std::string reason, int exit_status = -1);
+  // frees what the job holds first. `signal`: what killed the remote command.
+  void finish(Outcome outcome, std::string reason, int exit_status = -1, std::string signal = {});
   // True once the -u deadline, counted from `since`, has passed.
   bool command_deadline_passed(Clock::time_point now, Clock::time_point since) const;
   // "timed out after 30s"
