@@ -6,18 +6,18 @@
 _tpush_options='
     -h --help --version
     -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
-    --internal-ip --refresh --fetch-host-keys --gcloud-timeout
+    --internal-ip --refresh --fetch-host-keys --gcloud-timeout --failed
     -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check --tunnel-through-iap
     -e --env --cd --tty -n --no-stdin --detach --log
-    --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color'
+    --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color
+    -b --gather --leader --json --out-dir --fail-fast'
 
 # Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).
 # rsync has none of tpush's: every word after it is rsync's.
-_tpush_subcommands='workers cp get rsync kill ps logs'
+_tpush_subcommands='workers cp get rsync kill ps logs last'
 _tpush_sub_options() {
     case $1 in
-        workers) echo '--json' ;;
         cp | get) echo '-r --recursive -p --preserve' ;;
         kill) echo '-s --signal --grace --sudo --tpu' ;;
         ps) echo '--all-users' ;;
@@ -35,11 +35,15 @@ _tpush_sub_takes_value() {
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --gcloud-timeout
     -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
-    --alive-interval --host-key-check --label --color -e --env --cd --log'
+    --alive-interval --host-key-check --label --color -e --env --cd --log --out-dir'
 
 _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
     local opt=$1 cur=$2
     case $opt in
+        --out-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            ;;
         -H | --hosts | -i | --identity | --log | -F)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))

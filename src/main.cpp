@@ -10,6 +10,9 @@
 int main(int argc, char** argv) {
   try {
     return tpush::commands::dispatch(argc, argv);
+  } catch (const tpush::NothingToDo& e) {
+    std::fprintf(stderr, "tpush: %s\n", e.what());
+    return tpush::exit_code::ok;
   } catch (const tpush::Interrupted& e) {
     std::fprintf(stderr, "tpush: interrupted: %s\n", e.what());
     return tpush::exit_code::interrupted;

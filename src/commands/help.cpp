@@ -1,11 +1,12 @@
 #include "tpush/commands/help.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+
+#include "tpush/util/terminal.h"
 
 namespace tpush::commands {
 namespace {
@@ -25,9 +26,7 @@ std::string option_names(const CLI::Option& opt) {
 }  // namespace
 
 std::size_t help_width() {
-  winsize ws{};
-  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-    return std::max<std::size_t>(ws.ws_col, 60);
+  if (const auto columns = util::terminal_columns(STDOUT_FILENO)) return std::max<std::size_t>(*columns, 60);
   return 80;
 }
 

@@ -9,6 +9,7 @@
 #include "tpush/commands/subcommands.h"
 #include "tpush/ssh/library.h"
 #include "tpush/util/error.h"
+#include "tpush/util/shell_quote.h"
 #include "tpush/util/string.h"
 
 namespace tpush::commands {
@@ -90,6 +91,8 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   flag("--tunnel-through-iap", o.tunnel_through_iap,
        "Reach TPU workers through IAP tunnels (gcloud compute start-iap-tunnel): no external IP needed", where);
   flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache", where);
+  flag("--failed", o.failed,
+       "Only the workers that did not succeed in the last run on the same workers options (see tpush last)", where);
   flag("--fetch-host-keys", o.fetch_host_keys, "Pin TPU workers' ed25519 host keys from gcloud guest attributes",
        where);
   option("--gcloud-timeout", o.gcloud_timeout, "SECONDS", "Seconds each gcloud call may take (default 60)", where)
@@ -147,6 +150,19 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   app.add_flag_function(free_names(app, "-v,--verbose"), [&o](std::int64_t n) { o.verbose += static_cast<int>(n); },
                         "Debug log on stderr (repeat for more)")
       ->group(out);
+  flag("-b,--gather", o.gather,
+       "Print each distinct output once at the end, under the workers that printed it (as clush -b)", out);
+  // A flag, so `--leader python train.py` leaves `python` to the command; a
+  // worker is chosen with `--leader=LABEL`.
+  app.add_flag(free_names(app, "--leader{" + std::string(kFirstWorker) + "}"), o.leader,
+               "Stream the first worker (--leader=LABEL: that one) live; show the others at the end, only where "
+               "they differ from it")
+      ->option_text("[=LABEL]")
+      ->group(out);
+  flag("--json", o.json, "JSON Lines on stdout: every line, every worker's outcome, a summary (see tpush(1))", out);
+  option("--out-dir", o.out_dir, "DIR", "Also write each worker's output to DIR/LABEL.out and .err, and DIR/results.json",
+         out);
+  flag("--fail-fast", o.fail_fast, "Stop every worker as soon as one fails (non-zero exit, unreachable, lost)", out);
   option("--color", o.color, "{auto,always,never}", "auto (default; a terminal only, honours NO_COLOR), always or never",
          out)
       ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -180,6 +196,26 @@ HelpPage subcommand_page(const std::string& name, const std::string& description
   if (const Subcommand* s = find_subcommand(name))
     for (auto u : s->usage) page.usage.push_back("tpush [OPTIONS] " + std::string(u));
   return page;
+}
+
+// argv as one line for the run record, the values of -e options (before the
+// remote command, which starts at `command_start`) hidden: `-e TOKEN=...`.
+std::string recorded_command_line(int argc, const char* const* argv, int command_start) {
+  std::string out = "tpush";
+  bool env_value_next = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i < command_start) {
+      std::size_t hide_from = std::string::npos;
+      if (env_value_next) hide_from = arg.find('=');
+      else if (arg.rfind("--env=", 0) == 0) hide_from = arg.find('=', 6);
+      else if (arg.size() > 2 && arg.rfind("-e", 0) == 0 && arg[2] != '-') hide_from = arg.find('=');
+      env_value_next = arg == "-e" || arg == "--env";
+      if (hide_from != std::string::npos) arg = arg.substr(0, hide_from + 1) + "...";
+    }
+    out += " " + util::shell_quote(arg);
+  }
+  return out;
 }
 
 void parse_reversed(CLI::App& app, std::vector<std::string> args) {
@@ -219,6 +255,8 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
     return std::nullopt;
   }
   o.rest = app.remaining();
+  const bool subcommand = !o.rest.empty() && find_subcommand(o.rest.front());
+  o.command_line = recorded_command_line(argc, argv, subcommand ? argc : argc - static_cast<int>(o.rest.size()));
   if (!o.rest.empty() && find_subcommand(o.rest.front())) {
     o.subcommand = o.rest.front();
     o.rest.erase(o.rest.begin());  // parsed later by parse_subcommand

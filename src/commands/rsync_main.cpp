@@ -125,7 +125,7 @@ int rsync_main(Options& o, int signal_fd) {
     std::vector<std::string> rest = args;
     rewrite_remote_args(rest, SshConfig::alias(i));
     command.args.insert(command.args.end(), rest.begin(), rest.end());
-    return std::make_unique<fanout::RsyncJob>(i, std::move(command), ctx.deadlines(i), ctx.lines());
+    return std::make_unique<fanout::RsyncJob>(i, std::move(command), ctx.deadlines(i), ctx.output());
   });
   return ctx.finish(run);
 }

@@ -71,7 +71,7 @@ int run_on_workers(const Options& o, std::vector<inventory::Worker> workers, con
     const auto& w = ctx.workers()[i];
     return std::make_unique<fanout::CommandJob>(
         i, ctx.endpoint(i), ctx.settings(), remote_command_line(plan.command, w, i, count, plan.setup),
-        channel, ctx.deadlines(i), ctx.lines());
+        channel, ctx.deadlines(i), ctx.output());
   };
   fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job, input ? &*input : nullptr);
   ctx.retry_moved(run, plan.refresh, make_job);

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "tpush/commands/run_history.h"
+#include "tpush/inventory/node_set.h"
 #include "tpush/output/exit_codes.h"
 #include "tpush/ssh/proxy_command.h"
 #include "tpush/output/summary.h"
@@ -27,14 +29,22 @@ bool use_color(const std::string& when) {
 
 std::size_t choose_fanout(const Options& o, std::size_t workers) {
   const std::size_t wanted = o.fanout ? o.fanout : std::min(workers, default_fanout_limit);
-  const std::size_t needed = std::min(wanted, workers) + 64;  // sockets + our own files
+  const std::size_t per_worker = o.out_dir.empty() ? 1 : 3;  // a socket (and --out-dir's two files)
+  const std::size_t needed = std::min(wanted, workers) * per_worker + 64;  // and our own files
   const std::size_t have = util::raise_open_file_limit(needed);
   if (have >= needed) return wanted;
+  const std::size_t fits = have > 64 ? (have - 64) / per_worker : 0;
   if (o.fanout)
     throw SetupError("--fanout " + std::to_string(o.fanout) + " needs " + std::to_string(needed) +
                      " open files but the limit is " + std::to_string(have) +
-                     " (raise it with ulimit -n, or use --fanout " + std::to_string(have - 64) + ")");
-  return have > 64 ? have - 64 : 1;
+                     " (raise it with ulimit -n, or use --fanout " + std::to_string(std::max<std::size_t>(fits, 1)) +
+                     ")");
+  return std::max<std::size_t>(fits, 1);
+}
+
+bool is_failure(fanout::Outcome o) {
+  using fanout::Outcome;
+  return o == Outcome::failed || o == Outcome::unreachable || o == Outcome::timed_out || o == Outcome::lost;
 }
 
 std::vector<std::string> labels_of(const std::vector<inventory::Worker>& workers) {
@@ -82,10 +92,59 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       writer_(STDOUT_FILENO, STDERR_FILENO),
       lines_(writer_, labels_,
              {!o.no_prefix, use_color(o.color), isatty(STDOUT_FILENO) == 1, isatty(STDERR_FILENO) == 1}),
+      status_(labels_, isatty(STDERR_FILENO) == 1 && !o.quiet),
+      running_(workers_.size(), 0),
+      stopped_(workers_.size(), 0),
       jumps_(settings_) {
   settings_.credentials = &credentials_;
   settings_.home = home_;
   settings_.reaper = &reaper_;
+  choose_output();
+}
+
+std::vector<output::WorkerIdentity> RunContext::identities() const {
+  std::vector<output::WorkerIdentity> out;
+  out.reserve(workers_.size());
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    const std::string& host = reaches_[i].hostname.value;
+    const std::string address = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                                std::to_string(reaches_[i].port.value);
+    out.push_back({workers_[i].label, workers_[i].target.host, address});
+  }
+  return out;
+}
+
+// The sink the workers' output goes to, from -b, --leader, --json, --out-dir.
+void RunContext::choose_output() {
+  const Options& o = options_;
+  if (o.json && (o.gather || o.leader))
+    throw UsageError(std::string("--json does not go with ") + (o.gather ? "-b" : "--leader") +
+                     ": every line is in the JSON already (group them with jq, or drop --json)");
+  if (o.gather && o.leader)
+    throw UsageError("-b and --leader do not go together: choose one (--leader streams one worker live, -b none)");
+  if (o.json) {
+    json_ = std::make_unique<output::JsonOutput>(writer_, identities());
+    sink_ = json_.get();
+  } else if (o.gather || o.leader) {
+    gather_ = std::make_unique<output::GatherOutput>(writer_, labels_);
+    sink_ = gather_.get();
+    if (o.leader) {
+      std::size_t leader = 0;
+      if (*o.leader != kFirstWorker) {
+        const auto it = std::find(labels_.begin(), labels_.end(), *o.leader);
+        if (it == labels_.end())
+          throw UsageError("--leader=" + *o.leader + ": no such worker in this run (its workers: " +
+                           inventory::fold_node_set(labels_) + ")");
+        leader = static_cast<std::size_t>(it - labels_.begin());
+      }
+      leader_ = std::make_unique<output::LeaderOutput>(lines_, *gather_, leader);
+      sink_ = leader_.get();
+    }
+  }
+  if (!o.out_dir.empty()) {
+    out_dir_ = std::make_unique<output::OutDir>(*sink_, o.out_dir, identities());
+    sink_ = out_dir_.get();
+  }
 }
 
 fanout::Deadlines RunContext::deadlines(std::size_t i) const {
@@ -177,26 +236,86 @@ std::vector<std::size_t> RunContext::everyone() const {
 
 fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, const JobFactory& make_job,
                                    fanout::InputFeed* input) {
+  status_.begin_run(targets.size(), std::chrono::steady_clock::now());
   fanout::Scheduler scheduler(
-      targets.size(), fanout_, [&](std::size_t k) { return make_job(targets[k]); }, signal_fd_, &lines_,
-      after_events_, input);
+      targets.size(), fanout_, [&](std::size_t k) { return make_job(targets[k]); }, signal_fd_, sink_,
+      [this] {
+        if (after_events_) after_events_();
+        else status_.poll(writer_, std::chrono::steady_clock::now());
+      },
+      input);
+  std::vector<char> began(targets.size(), 0);
+  scheduler.observe([&](std::size_t k, fanout::WorkerResult* r) {
+    if (!r) began[k] = 1;
+    on_worker(scheduler, targets[k], r);
+  });
   scheduler.add(reaper_);
   jumps_.attach(&scheduler);
   auto outcome = scheduler.run();
   jumps_.attach(nullptr);
   scheduler.remove(reaper_);
+  // Workers never started end too (for --json, --out-dir's results).
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    if (began[k]) continue;
+    if (first_failure_) mark_stopped(outcome.results[k]);
+    sink_->finished(targets[k], outcome.results[k]);
+  }
+  sink_->flush();
   return outcome;
 }
 
+// A worker started (result null) or ended: the status line, the sinks that
+// report workers, and --fail-fast.
+void RunContext::on_worker(fanout::Scheduler& scheduler, std::size_t i, fanout::WorkerResult* r) {
+  if (!r) {
+    running_[i] = 1;
+    status_.started(i, std::chrono::steady_clock::now());
+    sink_->started(i);
+    return;
+  }
+  running_[i] = 0;
+  if (stopped_[i] && r->outcome != fanout::Outcome::ok) mark_stopped(*r);
+  status_.finished(i, r->outcome == fanout::Outcome::ok);
+  sink_->finished(i, *r);
+  if (options_.fail_fast && !first_failure_ && is_failure(r->outcome)) {
+    first_failure_ = i;
+    first_failure_reason_ = r->reason;
+    stopped_ = running_;
+    scheduler.stop_all("not started (--fail-fast)");
+  }
+}
+
+void RunContext::mark_stopped(fanout::WorkerResult& r) const {
+  const bool ran = r.outcome != fanout::Outcome::not_started;
+  r.outcome = fanout::Outcome::stopped;
+  r.reason = std::string(ran ? "stopped" : "not started") + ": " + labels_[*first_failure_] + " failed first (" +
+             first_failure_reason_ + ")";
+}
+
 int RunContext::finish(const fanout::RunOutcome& run) {
-  lines_.flush();
-  writer_.drain_and_stop();
-  if (run.output_closed || writer_.reader_gone()) return exit_code::output_closed;
+  status_.clear(writer_);
+  if (leader_) leader_->print();
+  else if (gather_) gather_->print();
+  sink_->flush();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  int code = output::exit_code_for(run.results, run.interrupted);
+  if (out_dir_) {
+    out_dir_->write_results(everyone(), run.results, seconds, code);
+    if (out_dir_->incomplete() && code == exit_code::ok) code = exit_code::command_failed;
+  }
+  if (json_) json_->summary(run.results, seconds, code);
+  writer_.drain_and_stop();
+  record_run(options_, labels_, run.results, seconds, code);
+  if (run.output_closed || writer_.reader_gone()) return exit_code::output_closed;
   const auto mode = options_.summary_always ? output::SummaryMode::always
                     : options_.quiet       ? output::SummaryMode::quiet
                                            : output::SummaryMode::automatic;
   std::fputs(output::format_summary(run.results, labels_, seconds, mode).c_str(), stderr);
+  if (first_failure_)
+    std::fprintf(stderr, "tpush: --fail-fast: %s failed first (%s); the others were stopped\n",
+                 labels_[*first_failure_].c_str(), first_failure_reason_.c_str());
+  if (out_dir_ && out_dir_->incomplete())
+    std::fprintf(stderr, "tpush: --out-dir %s is incomplete (see above)\n", options_.out_dir.c_str());
   // Workers that refused our key and know what would fix it (TPUs: let gcloud add it).
   std::vector<std::string> hints;
   for (std::size_t i = 0; i < run.results.size() && i < workers_.size(); ++i) {
@@ -207,11 +326,11 @@ int RunContext::finish(const fanout::RunOutcome& run) {
       hints.push_back(hint);
   }
   for (const auto& h : hints) std::fprintf(stderr, "tpush: hint: %s\n", h.c_str());
-  return output::exit_code_for(run.results, run.interrupted);
+  return code;
 }
 
 void RunContext::retry_moved(fanout::RunOutcome& outcome, const Refresh& refresh, const JobFactory& make_job) {
-  if (!refresh || outcome.interrupted || outcome.output_closed) return;
+  if (!refresh || outcome.interrupted || outcome.output_closed || first_failure_) return;
   std::vector<std::size_t> retry;
   std::vector<inventory::Worker> fresh;
   for (std::size_t i = 0; i < outcome.results.size(); ++i) {

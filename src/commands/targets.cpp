@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "tpush/commands/run_history.h"
 #include "tpush/inventory/inventory.h"
+#include "tpush/inventory/node_set.h"
 #include "tpush/util/error.h"
 
 namespace tpush::commands {
@@ -22,6 +26,32 @@ inventory::TpuQuery tpu_query(const Options& o, int signal_fd) {
   q.tunnel_through_iap = o.tunnel_through_iap;
   q.gcloud_timeout = std::chrono::seconds(o.gcloud_timeout);
   return q;
+}
+
+// --failed: keeps the workers the target's record lists as not ok.
+void keep_failed(const Options& o, Targets& t) {
+  const std::string target = target_of(o);
+  const auto record = target_record(target);
+  if (!record)
+    throw UsageError("--failed: no earlier run on these workers (" + target + ") is recorded in " +
+                     history_dir().string() + "; run once without --failed");
+  const std::vector<std::string> failed = not_ok_labels(*record);
+  if (failed.empty())
+    throw NothingToDo("--failed: every worker succeeded in the last run on these workers (" + record->time +
+                      "): nothing to run");
+  std::vector<inventory::Worker> kept;
+  std::vector<inventory::WorkerOrigin> origins;
+  for (std::size_t i = 0; i < t.workers.size(); ++i) {
+    if (std::find(failed.begin(), failed.end(), t.workers[i].label) == failed.end()) continue;
+    kept.push_back(std::move(t.workers[i]));
+    if (t.tpu && i < t.tpu->origins.size()) origins.push_back(t.tpu->origins[i]);
+  }
+  if (kept.empty())
+    throw UsageError("--failed: the workers that did not succeed last time (" + inventory::fold_node_set(failed) +
+                     ") are not among these workers now; run without --failed");
+  spdlog::info("--failed: {} of {} workers: {}", kept.size(), t.workers.size(), inventory::fold_node_set(failed));
+  t.workers = std::move(kept);
+  if (t.tpu) t.tpu->origins = std::move(origins);
 }
 
 }  // namespace
@@ -44,6 +74,7 @@ Targets resolve_targets(const Options& o, int signal_fd) {
   }
   if (t.workers.empty())
     throw UsageError("no workers: give hosts with -w EXPR or -H FILE, or a TPU with -t NAME");
+  if (o.failed) keep_failed(o, t);
   return t;
 }
 

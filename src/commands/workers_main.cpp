@@ -12,20 +12,18 @@
 namespace tpush::commands {
 
 int workers_main(Options& o, int signal_fd) {
-  bool json = false;
   SubcommandSpec spec;
   spec.description = "list the workers tpush resolved, and where each came from.";
   spec.takes_args = false;
-  spec.add_own = [&json](CLI::App& app) { app.add_flag("--json", json, "Print a JSON array"); };
   if (!parse_subcommand(o, spec)) return 0;
   const Targets t = resolve_targets(o, signal_fd);
   const ReachPlanner planner(o, util::home_dir(), util::user_name());
   std::vector<Reach> reaches;
   reaches.reserve(t.workers.size());
   for (const auto& w : t.workers) reaches.push_back(planner.plan(w));
-  if (!json)
+  if (!o.json)
     for (const auto& warning : planner.warnings()) spdlog::warn("{}", warning);
-  return print_workers(t.workers, reaches, t.tpu ? &*t.tpu : nullptr, json, o.verbose > 0, std::cout);
+  return print_workers(t.workers, reaches, t.tpu ? &*t.tpu : nullptr, o.json, o.verbose > 0, std::cout);
 }
 
 }  // namespace tpush::commands

@@ -15,7 +15,7 @@ std::size_t index_of(Stream s) { return s == Stream::out ? 0 : 1; }
 
 LineOutput::LineOutput(Writer& writer, const std::vector<std::string>& labels,
                        LineOutputOptions opts)
-    : writer_(writer), opts_(opts) {
+    : WriterSink(writer), opts_(opts) {
   std::size_t width = 0;
   for (const auto& l : labels) width = std::max(width, l.size());
   for (int s = 0; s < 2; ++s) {

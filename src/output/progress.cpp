@@ -1,6 +1,5 @@
 #include "tpush/output/progress.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,17 +7,14 @@
 #include <numeric>
 
 #include "tpush/output/writer.h"
+#include "tpush/util/terminal.h"
 
 namespace tpush::output {
 namespace {
 
 constexpr auto kRedraw = std::chrono::milliseconds(200);
 
-std::size_t terminal_width() {
-  winsize ws{};
-  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) return ws.ws_col;
-  return 80;
-}
+std::size_t terminal_width() { return std::max<std::size_t>(util::terminal_columns(STDERR_FILENO).value_or(80), 20); }
 
 }  // namespace
 
@@ -80,13 +76,13 @@ std::string Progress::line(std::size_t width) const {
 void Progress::poll(Writer& writer, std::chrono::steady_clock::time_point now) {
   if (!enabled_ || now - last_draw_ < kRedraw) return;
   last_draw_ = now;
-  writer.write(2, "\r" + line(terminal_width()) + "\033[K");
+  writer.status(line(terminal_width()));
   drawn_ = true;
 }
 
 void Progress::clear(Writer& writer) {
   if (!drawn_) return;
-  writer.write(2, "\r\033[K");
+  writer.status("");
   drawn_ = false;
 }
 

@@ -27,6 +27,8 @@ int exit_code_for(const std::vector<fanout::WorkerResult>& results, bool interru
       case Outcome::not_started:
         unreachable = true;
         break;
+      case Outcome::stopped:  // the failure that stopped them decides
+        break;
     }
   }
   if (interrupted) return exit_code::interrupted;
@@ -37,7 +39,7 @@ int exit_code_for(const std::vector<fanout::WorkerResult>& results, bool interru
 std::string format_summary(const std::vector<fanout::WorkerResult>& results,
                            const std::vector<std::string>& labels, double seconds,
                            SummaryMode mode) {
-  std::size_t count[7] = {};
+  std::size_t count[fanout::kOutcomes] = {};
   for (const auto& r : results) ++count[static_cast<int>(r.outcome)];
   const bool all_ok = count[static_cast<int>(Outcome::ok)] == results.size();
   if (mode == SummaryMode::quiet && all_ok) return {};
@@ -49,8 +51,9 @@ std::string format_summary(const std::vector<fanout::WorkerResult>& results,
                 n(Outcome::unreachable), n(Outcome::timed_out));
   std::string out = head;
   if (n(Outcome::lost)) out += ", " + std::to_string(n(Outcome::lost)) + " lost";
-  const std::size_t stopped = n(Outcome::interrupted) + n(Outcome::not_started);
-  if (stopped) out += ", " + std::to_string(stopped) + " interrupted";
+  const std::size_t cut = n(Outcome::interrupted) + n(Outcome::not_started);
+  if (cut) out += ", " + std::to_string(cut) + " interrupted";
+  if (n(Outcome::stopped)) out += ", " + std::to_string(n(Outcome::stopped)) + " stopped";
   std::snprintf(head, sizeof head, " (%.2fs)\n", seconds);
   out += head;
 

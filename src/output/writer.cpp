@@ -11,7 +11,10 @@
 namespace tpush::output {
 
 Writer::Writer(int out_fd, int err_fd)
-    : out_fd_(out_fd), err_fd_(err_fd), wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    : out_fd_(out_fd),
+      err_fd_(err_fd),
+      out_is_terminal_(::isatty(out_fd) == 1),
+      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -29,6 +32,33 @@ void Writer::write(int stream, std::string data) {
     if (queued_.fetch_add(n) + n >= high_water) was_congested_ = true;
   }
   cv_.notify_one();
+}
+
+void Writer::status(std::string line) {
+  if (gone_.load()) return;
+  const std::size_t n = line.size();
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back({err_fd_, std::move(line), true});
+    queued_.fetch_add(n);  // taken off again when written, as any chunk
+  }
+  cv_.notify_one();
+}
+
+// Writes one chunk, erasing the status line first when it shares the terminal.
+bool Writer::put(const Chunk& chunk) {
+  static constexpr std::string_view kErase = "\r\033[K";
+  if (chunk.status) {
+    if (chunk.data.empty() && !status_shown_) return true;
+    status_shown_ = !chunk.data.empty();
+    return util::write_all(err_fd_, chunk.data.empty() ? std::string(kErase)
+                                                       : "\r" + chunk.data + "\033[K");
+  }
+  if (status_shown_ && (chunk.fd == err_fd_ || out_is_terminal_)) {
+    status_shown_ = false;
+    if (!util::write_all(err_fd_, kErase)) return false;
+  }
+  return util::write_all(chunk.fd, chunk.data);
 }
 
 void Writer::clear_wake() {
@@ -63,7 +93,7 @@ void Writer::run() {
       queue_.pop_front();
     }
     // A failed write (EPIPE, EBADF, ENOSPC...) means the output is gone.
-    const bool ok = gone_.load() || util::write_all(chunk.fd, chunk.data);
+    const bool ok = gone_.load() || put(chunk);
     const std::size_t left = queued_.fetch_sub(chunk.data.size()) - chunk.data.size();
     if (!ok && !gone_.exchange(true)) wake();
     bool notify = false;

@@ -25,4 +25,9 @@ std::string user_name() {
   return "root";
 }
 
+std::filesystem::path xdg_dir(const char* var, const char* fallback) {
+  if (auto v = env_value(var); v && std::filesystem::path(*v).is_absolute()) return std::filesystem::path(*v) / "tpush";
+  return home_dir() / fallback / "tpush";
+}
+
 }  // namespace tpush::util

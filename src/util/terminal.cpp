@@ -1,10 +1,17 @@
 #include "tpush/util/terminal.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
 namespace tpush::util {
+
+std::optional<std::size_t> terminal_columns(int fd) {
+  winsize ws{};
+  if (::isatty(fd) != 1 || ::ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) return std::nullopt;
+  return ws.ws_col;
+}
 
 std::optional<std::string> read_secret_from_tty(const std::string& prompt) {
   const int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);

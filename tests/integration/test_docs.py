@@ -110,7 +110,7 @@ def help_(tpush_bin) -> Help:
 @pytest.fixture(scope="module")
 def subhelps(tpush_bin, help_) -> dict[str, SubHelp]:
     subs = {name: SubHelp(name, run_help(tpush_bin, name)) for name in help_.subcommands}
-    for name, must in (("logs", "--follow"), ("kill", "--tpu"), ("workers", "--json"), ("cp", "--recursive")):
+    for name, must in (("logs", "--follow"), ("kill", "--tpu"), ("ps", "--all-users"), ("cp", "--recursive")):
         assert must in subs[name].options, f"could not find {must} in tpush {name} --help:\n{subs[name].text}"
     return subs
 

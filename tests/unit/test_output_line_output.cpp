@@ -19,6 +19,7 @@
 #include "tpush/output/line_output.h"
 #include "tpush/output/line_splitter.h"
 #include "tpush/output/writer.h"
+#include "test_support.h"
 
 namespace {
 
@@ -27,32 +28,7 @@ using tpush::output::LineOutputOptions;
 using tpush::output::LineSplitter;
 using tpush::output::Stream;
 using tpush::output::Writer;
-
-// An anonymous in-memory file: the Writer writes to it, the test reads it back.
-class MemFile {
- public:
-  MemFile() : fd_(memfd_create("tpush-test", MFD_CLOEXEC)) { REQUIRE(fd_ >= 0); }
-  ~MemFile() { close(fd_); }
-  MemFile(const MemFile&) = delete;
-  MemFile& operator=(const MemFile&) = delete;
-  int fd() const { return fd_; }
-  std::string contents() const {
-    std::string out;
-    char buf[1 << 16];
-    off_t off = 0;
-    for (;;) {
-      const ssize_t n = pread(fd_, buf, sizeof buf, off);
-      REQUIRE(n >= 0);
-      if (n == 0) break;
-      out.append(buf, static_cast<std::size_t>(n));
-      off += n;
-    }
-    return out;
-  }
-
- private:
-  int fd_;
-};
+using tpush::test::MemFile;
 
 // What LineOutput should print for one worker's stream with a prefix: every
 // line, a final partial one included, as prefix + line + "\n".

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_support.h"
 #include "tpush/output/writer.h"
 
 namespace {
@@ -87,4 +88,30 @@ TEST_CASE("line output: writer is congested above high water until drained") {
   close(p[1]);
   CHECK(received.size() == 1000 + payload.size());
   CHECK(received == std::string(1000, 'a') + payload);
+}
+
+TEST_CASE("writer: the status line is erased before other output and costs no congestion") {
+  tpush::test::MemFile out, err;  // stdout is not a terminal: only stderr output erases
+  {
+    Writer w(out.fd(), err.fd());
+    w.status("tpush: 1/2 done");
+    w.write(1, "w0: line\n");  // not the terminal: the status stays
+    w.write(2, "w1: oops\n");  // the terminal: erased first
+    w.status("");              // nothing shown: nothing to erase
+    w.status("tpush: 2/2 done");
+    w.status("");
+    w.drain_and_stop();
+    CHECK_FALSE(w.congested());
+  }
+  CHECK(out.contents() == "w0: line\n");
+  CHECK(err.contents() == "\rtpush: 1/2 done\033[K\r\033[Kw1: oops\n\rtpush: 2/2 done\033[K\r\033[K");
+}
+
+TEST_CASE("writer: many status lines leave the queue's count at zero") {
+  tpush::test::MemFile out, err;
+  Writer w(out.fd(), err.fd());
+  for (int i = 0; i < 1000; ++i) w.status("tpush: " + std::to_string(i));
+  w.write(1, "x\n");
+  w.drain_and_stop();
+  CHECK_FALSE(w.congested());  // a count that went below zero would read as congested forever
 }

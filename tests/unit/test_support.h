@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -14,6 +16,32 @@
 #include <string>
 
 namespace tpush::test {
+
+// An anonymous in-memory file: the Writer writes to it, the test reads it back.
+class MemFile {
+ public:
+  MemFile() : fd_(memfd_create("tpush-test", MFD_CLOEXEC)) { REQUIRE(fd_ >= 0); }
+  ~MemFile() { close(fd_); }
+  MemFile(const MemFile&) = delete;
+  MemFile& operator=(const MemFile&) = delete;
+  int fd() const { return fd_; }
+  std::string contents() const {
+    std::string out;
+    char buf[1 << 16];
+    off_t off = 0;
+    for (;;) {
+      const ssize_t n = pread(fd_, buf, sizeof buf, off);
+      REQUIRE(n >= 0);
+      if (n == 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+      off += n;
+    }
+    return out;
+  }
+
+ private:
+  int fd_;
+};
 
 // A fresh directory under the system temp dir, removed with everything in it.
 class TempDir {

@@ -29,6 +29,7 @@ struct Options {
   std::vector<std::string> queued_resources;
   std::string zone, project, worker_selection = "all";
   bool internal_ip = false, refresh = false, fetch_host_keys = false, tunnel_through_iap = false;
+  bool failed = false;                  // --failed: only what did not succeed last time here
   int gcloud_timeout = 60;
   // how
   std::string user;                     // -l
@@ -55,6 +56,13 @@ struct Options {
   bool no_prefix = false, quiet = false, summary_always = false;
   int verbose = 0;
   std::string color = "auto";
+  bool gather = false;                  // -b: each distinct output once, at the end
+  std::optional<std::string> leader;    // --leader[=LABEL]: kFirstWorker when no LABEL
+  bool json = false;                    // --json: JSON Lines on stdout
+  std::string out_dir;                  // --out-dir DIR
+  bool fail_fast = false;               // --fail-fast
+  // tpush's own argv, -e values hidden (for the run record)
+  std::string command_line;
   // the subcommand ("workers", ...), if any
   std::string subcommand;
   // the remote command, or the subcommand's unparsed arguments
@@ -86,6 +94,9 @@ std::string usage_of(const std::string& subcommand);
 // Prints `tpush SUBCOMMAND --help` for a subcommand that takes no tpush options
 // after its name (rsync: every word after it is rsync's).
 void print_subcommand_help(const std::string& subcommand, const std::string& description);
+
+// --leader without =LABEL (no host name starts with '@').
+inline constexpr const char* kFirstWorker = "@first";
 
 // Limit on concurrent sessions when -f is not given.
 inline constexpr std::size_t default_fanout_limit = 1024;

@@ -1,6 +1,7 @@
 // What every subcommand that talks to workers shares: credentials, host-key
-// policy, deadlines, the output writer and line multiplexer, the fan-out
-// scheduler and the closing summary. A subcommand supplies one Job per worker.
+// policy, deadlines, the output (prefixed lines, -b, --leader, --json,
+// --out-dir, the status line), the fan-out scheduler, --fail-fast, the
+// closing summary and the run record. A subcommand supplies one Job per worker.
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,12 @@
 #include "tpush/fanout/deadlines.h"
 #include "tpush/fanout/scheduler.h"
 #include "tpush/inventory/worker.h"
+#include "tpush/output/gather_output.h"
+#include "tpush/output/json_output.h"
+#include "tpush/output/leader_output.h"
 #include "tpush/output/line_output.h"
+#include "tpush/output/out_dir.h"
+#include "tpush/output/status_line.h"
 #include "tpush/output/writer.h"
 #include "tpush/ssh/connection.h"
 #include "tpush/ssh/credentials.h"
@@ -44,9 +50,10 @@ class RunContext {
   // Worker i's deadlines (its connect timeout and keepalives may come from ssh_config).
   fanout::Deadlines deadlines(std::size_t i) const;
   output::Writer& writer() { return writer_; }
-  // Where the workers' output goes (prefixed lines).
-  output::LineOutput& lines() { return lines_; }
-  // Runs after every batch of events, after the output is flushed (a progress line).
+  // Where the workers' output goes (prefixed lines, or what the options chose).
+  fanout::OutputSink& output() { return *sink_; }
+  // Runs after every batch of events, after the output is flushed, instead
+  // of the status line (cp and get draw their own progress).
   void on_events(std::function<void()> fn) { after_events_ = std::move(fn); }
 
   // Runs make_job(i) for every i in `targets` under the fan-out cap. The
@@ -64,12 +71,17 @@ class RunContext {
   // its VMs moved). Nothing happens after an interrupt or a closed output.
   void retry_moved(fanout::RunOutcome& outcome, const Refresh& refresh, const JobFactory& make_job);
 
-  // Flushes the output, prints the summary; returns tpush's exit code.
+  // Flushes the output (prints gathered groups, results.json, the JSON
+  // summary), prints the summary, records the run; returns tpush's exit code.
   int finish(const fanout::RunOutcome& outcome);
 
  private:
   ssh::Endpoint endpoint_for(const Reach& r, const std::string& label);
   ssh::HostKeyPolicy* host_keys_for(const Reach& r);
+  void choose_output();
+  std::vector<output::WorkerIdentity> identities() const;
+  void on_worker(fanout::Scheduler& scheduler, std::size_t worker, fanout::WorkerResult* result);
+  void mark_stopped(fanout::WorkerResult& r) const;
   ssh::Identities identities_for(const Reach& r) const;
   std::vector<ssh::JumpPool::Hop> hops_for(const Reach& r);
 
@@ -88,7 +100,17 @@ class RunContext {
   std::size_t fanout_;
   output::Writer writer_;
   output::LineOutput lines_;
+  std::unique_ptr<output::GatherOutput> gather_;  // -b, --leader
+  std::unique_ptr<output::LeaderOutput> leader_;  // --leader
+  std::unique_ptr<output::JsonOutput> json_;      // --json
+  std::unique_ptr<output::OutDir> out_dir_;       // --out-dir
+  fanout::OutputSink* sink_ = &lines_;            // the outermost of the above
+  output::StatusLine status_;
   std::function<void()> after_events_;
+  // --fail-fast: the first worker that failed, and the workers running then.
+  std::optional<std::size_t> first_failure_;
+  std::string first_failure_reason_;
+  std::vector<char> running_, stopped_;
   util::ChildReaper reaper_;        // proxy commands of workers that ended
   ssh::JumpPool jumps_;             // one session per jump host, shared by its workers
 };

@@ -22,5 +22,7 @@ std::span<const Subcommand> subcommands();
 const Subcommand* find_subcommand(std::string_view name);
 
 int workers_main(Options& o, int signal_fd);
+// `tpush last`: the last run's summary (see run_history.h).
+int last_main(Options& o, int signal_fd);
 
 }  // namespace tpush::commands

@@ -12,7 +12,7 @@
 
 #include "tpush/fanout/output_sink.h"
 #include "tpush/output/line_splitter.h"
-#include "tpush/output/writer.h"
+#include "tpush/output/writer_sink.h"
 
 namespace tpush::output {
 
@@ -28,7 +28,7 @@ struct LineOutputOptions {
   bool align_err = false;
 };
 
-class LineOutput final : public fanout::OutputSink {
+class LineOutput final : public WriterSink {
  public:
   LineOutput(Writer& writer, const std::vector<std::string>& labels, LineOutputOptions opts);
 
@@ -36,17 +36,12 @@ class LineOutput final : public fanout::OutputSink {
   void end(std::size_t worker) override;
   void flush() override;
   void notice(std::string line) override;
-  bool accepting() const override { return !writer_.congested() && !writer_.reader_gone(); }
-  bool closed() const override { return writer_.reader_gone(); }
-  int wake_fd() const override { return writer_.wake_fd(); }
-  void clear_wake() override { writer_.clear_wake(); }
 
   static constexpr std::size_t flush_threshold = 64u << 10;
 
  private:
   void emit(std::size_t worker, Stream stream, std::string_view line, bool newline);
 
-  Writer& writer_;
   LineOutputOptions opts_;
   std::vector<std::string> prefixes_[2];  // per stream, per worker: "label:   "
   std::vector<LineSplitter> splitters_[2];

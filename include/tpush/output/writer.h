@@ -26,6 +26,10 @@ class Writer {
 
   // Queues bytes for fd out (stream 1) or err (stream 2). Never blocks.
   void write(int stream, std::string data);
+  // A status line on stderr, a terminal (the caller checks): drawn in place,
+  // and erased before anything else is written to a terminal, so no line is
+  // torn; the next status() draws it again. Empty: erase it.
+  void status(std::string line);
   bool congested() const { return queued_.load() >= high_water; }
   // True once a write failed with EPIPE (or another error): the reader is gone.
   bool reader_gone() const { return gone_.load(); }
@@ -39,11 +43,15 @@ class Writer {
   struct Chunk {
     int fd;
     std::string data;
+    bool status = false;
   };
+  bool put(const Chunk& chunk);
   void run();
   void wake();
 
   int out_fd_, err_fd_;
+  bool out_is_terminal_ = false;
+  bool status_shown_ = false;  // writer thread only
   int wake_fd_ = -1;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -15,4 +15,8 @@ std::filesystem::path home_dir();
 // $USER, else the passwd entry's name.
 std::string user_name();
 
+// tpush's directory under an XDG base directory: $VAR/tpush when VAR holds an
+// absolute path, else ~/FALLBACK/tpush ("XDG_CACHE_HOME", ".cache").
+std::filesystem::path xdg_dir(const char* var, const char* fallback);
+
 }  // namespace tpush::util

@@ -27,4 +27,11 @@ class Interrupted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Nothing needs doing (--failed after a run where every worker succeeded):
+// main prints "tpush: <what>" and exits 0.
+class NothingToDo : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace tpush

@@ -1,6 +1,7 @@
 // Talking to the user's terminal directly (not stdin/stdout, which may be pipes).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -8,5 +9,9 @@ namespace tpush::util {
 
 // Asks on /dev/tty with echo off; nullopt when there is no terminal.
 std::optional<std::string> read_secret_from_tty(const std::string& prompt);
+
+// The width of the terminal on `fd`, or nullopt when `fd` is not a terminal
+// (or says nothing useful).
+std::optional<std::size_t> terminal_columns(int fd);
 
 }  // namespace tpush::util

@@ -1,0 +1,117 @@
+#include "tpush/output/gather_output.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+
+#include "tpush/inventory/node_set.h"
+
+namespace tpush::output {
+namespace {
+
+std::string sha256(std::string_view bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(md), len);
+}
+
+int index_of(fanout::Stream s) { return s == fanout::Stream::out ? 0 : 1; }
+
+}  // namespace
+
+GatherOutput::GatherOutput(Writer& writer, std::vector<std::string> labels)
+    : WriterSink(writer), labels_(std::move(labels)) {
+  for (int s = 0; s < 2; ++s) {
+    live_[s].resize(labels_.size());
+    group_of_[s].assign(labels_.size(), -1);
+  }
+}
+
+void GatherOutput::data(std::size_t worker, fanout::Stream stream, std::string_view bytes) {
+  live_[index_of(stream)][worker].append(bytes);
+}
+
+void GatherOutput::end(std::size_t worker) {
+  settle(worker, 0);
+  settle(worker, 1);
+}
+
+// The worker's output on stream `s` is complete: keep one copy per distinct output.
+void GatherOutput::settle(std::size_t worker, int s) {
+  if (group_of_[s][worker] >= 0) return;
+  std::string& out = live_[s][worker];
+  const auto [it, fresh] = by_digest_[s].try_emplace(sha256(out), distinct_[s].size());
+  if (fresh) distinct_[s].push_back(std::move(out));
+  group_of_[s][worker] = static_cast<int>(it->second);
+  out = std::string();
+}
+
+std::vector<GatherOutput::Group> GatherOutput::groups(fanout::Stream stream) const {
+  const int s = index_of(stream);
+  std::vector<Group> out;
+  std::vector<int> slot(distinct_[s].size() + 1, -1);  // distinct index (or "nothing yet") -> group
+  for (std::size_t w = 0; w < labels_.size(); ++w) {
+    const int g = group_of_[s][w];
+    const std::size_t key = g < 0 ? distinct_[s].size() : static_cast<std::size_t>(g);
+    if (slot[key] < 0) {
+      slot[key] = static_cast<int>(out.size());
+      out.push_back({{}, g < 0 ? std::string() : distinct_[s][static_cast<std::size_t>(g)]});
+    }
+    out[static_cast<std::size_t>(slot[key])].workers.push_back(w);
+  }
+  // Workers that never ended printed nothing, as those that printed nothing did.
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].output.empty()) continue;
+    for (std::size_t j = i + 1; j < out.size();) {
+      if (out[j].output.empty()) {
+        out[i].workers.insert(out[i].workers.end(), out[j].workers.begin(), out[j].workers.end());
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(j));
+      } else {
+        ++j;
+      }
+    }
+    std::sort(out[i].workers.begin(), out[i].workers.end());
+  }
+  return out;
+}
+
+std::string GatherOutput::folded(const std::vector<std::size_t>& workers) const {
+  std::vector<std::string> names;
+  names.reserve(workers.size());
+  for (std::size_t w : workers) names.push_back(labels_[w]);
+  const std::string set = inventory::fold_node_set(names);
+  return workers.size() == 1 ? set : set + " (" + std::to_string(workers.size()) + ")";
+}
+
+std::string GatherOutput::header(const std::vector<std::size_t>& workers) const {
+  const std::string rule(15, '-');
+  return rule + "\n" + folded(workers) + "\n" + rule + "\n";
+}
+
+void GatherOutput::print(std::optional<std::size_t> leader) {
+  if (printed_) return;
+  printed_ = true;
+  for (auto stream : {fanout::Stream::out, fanout::Stream::err}) {
+    std::string text;
+    for (const auto& g : groups(stream)) {
+      if (g.output.empty() && stream == fanout::Stream::err) continue;  // stderr: only what was said
+      if (leader && std::find(g.workers.begin(), g.workers.end(), *leader) != g.workers.end()) {
+        if (g.workers.size() > 1)
+          writer_.write(2, "tpush: " + std::string(stream == fanout::Stream::out ? "stdout" : "stderr") + " of " +
+                               folded(g.workers) + ": the same as the leader " + labels_[*leader] + "'s\n");
+        continue;
+      }
+      text += header(g.workers);
+      if (g.output.empty()) {
+        text += "(no output)\n";
+      } else {
+        text += g.output;
+        if (g.output.back() != '\n') text += '\n';
+      }
+    }
+    writer_.write(stream == fanout::Stream::out ? 1 : 2, std::move(text));
+  }
+}
+
+}  // namespace tpush::output
