@@ -407,16 +407,24 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
 
 # --------------------------------------------------------------------------- jump host
 
+class BastionSshd(BenchSshd):
+    """The bench farm's sshd, forwarding allowed, logging each accepted login (VERBOSE)."""
+
+    def write_config(self) -> None:
+        super().write_config()
+        text = self.config.read_text().replace("LogLevel ERROR", "LogLevel VERBOSE")
+        self.config.write_text(text + "AllowTcpForwarding yes\n")
+
+
 class Bastion:
-    """A second sshd (the farm's config, forwarding allowed, VERBOSE log) on its own
-    address and port: the jump host every worker is reached through."""
+    """A second sshd on its own address and port: the jump host every worker is reached
+    through."""
 
     ADDRESS = "127.0.200.1"
 
     def __init__(self, f: farmmod.Farm, directory: Path):
         port = farmmod.free_port(self.ADDRESS)
-        self.sshd = farmmod.Sshd(directory, self.ADDRESS, port, f.authorized_keys,
-                                 extra_config="AllowTcpForwarding yes\nKexAlgorithms curve25519-sha256")
+        self.sshd = BastionSshd(directory, self.ADDRESS, port, f.authorized_keys)
         self.port = port
         self.user = os.environ.get("USER") or "root"
         self.jump = f"{self.user}@{self.ADDRESS}:{port}"
