@@ -50,28 +50,19 @@ void GatherOutput::settle(std::size_t worker, int s) {
 std::vector<GatherOutput::Group> GatherOutput::groups(fanout::Stream stream) const {
   const int s = index_of(stream);
   std::vector<Group> out;
-  std::vector<int> slot(distinct_[s].size() + 1, -1);  // distinct index (or "nothing yet") -> group
+  // Workers that never ended printed nothing, as those that printed nothing did:
+  // they join the empty output's group (or make it, after every distinct one).
+  const auto empty = by_digest_[s].find(sha256(""));
+  const std::size_t silent = empty != by_digest_[s].end() ? empty->second : distinct_[s].size();
+  std::vector<int> slot(distinct_[s].size() + 1, -1);  // distinct index -> group
   for (std::size_t w = 0; w < labels_.size(); ++w) {
     const int g = group_of_[s][w];
-    const std::size_t key = g < 0 ? distinct_[s].size() : static_cast<std::size_t>(g);
+    const std::size_t key = g < 0 ? silent : static_cast<std::size_t>(g);
     if (slot[key] < 0) {
       slot[key] = static_cast<int>(out.size());
-      out.push_back({{}, g < 0 ? std::string() : distinct_[s][static_cast<std::size_t>(g)]});
+      out.push_back({{}, key < distinct_[s].size() ? distinct_[s][key] : std::string()});
     }
-    out[static_cast<std::size_t>(slot[key])].workers.push_back(w);
-  }
-  // Workers that never ended printed nothing, as those that printed nothing did.
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (!out[i].output.empty()) continue;
-    for (std::size_t j = i + 1; j < out.size();) {
-      if (out[j].output.empty()) {
-        out[i].workers.insert(out[i].workers.end(), out[j].workers.begin(), out[j].workers.end());
-        out.erase(out.begin() + static_cast<std::ptrdiff_t>(j));
-      } else {
-        ++j;
-      }
-    }
-    std::sort(out[i].workers.begin(), out[i].workers.end());
+    out[static_cast<std::size_t>(slot[key])].workers.push_back(w);  // in order: sorted
   }
   return out;
 }

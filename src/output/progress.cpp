@@ -77,13 +77,10 @@ void Progress::poll(Writer& writer, std::chrono::steady_clock::time_point now) {
   if (!enabled_ || now - last_draw_ < kRedraw) return;
   last_draw_ = now;
   writer.status(line(terminal_width()));
-  drawn_ = true;
 }
 
 void Progress::clear(Writer& writer) {
-  if (!drawn_) return;
-  writer.status("");
-  drawn_ = false;
+  if (enabled_) writer.status("");  // the writer erases it if it is shown
 }
 
 }  // namespace tpush::output

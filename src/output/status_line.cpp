@@ -54,13 +54,10 @@ void StatusLine::poll(Writer& writer, Clock::time_point now) {
   last_draw_ = now;
   while (!start_order_.empty() && !is_running_[start_order_.front()]) start_order_.pop_front();
   writer.status(line(now, util::terminal_columns(2).value_or(80)));
-  drawn_ = true;
 }
 
 void StatusLine::clear(Writer& writer) {
-  if (!drawn_) return;
-  writer.status("");
-  drawn_ = false;
+  if (enabled_) writer.status("");  // the writer erases it if it is shown
 }
 
 }  // namespace tpush::output

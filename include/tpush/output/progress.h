@@ -40,7 +40,6 @@ class Progress {
   std::vector<WorkerProgress> workers_;
   std::uint64_t total_per_worker_;
   bool enabled_;
-  bool drawn_ = false;
   std::chrono::steady_clock::time_point last_draw_{};
 };
 

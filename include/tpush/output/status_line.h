@@ -38,7 +38,6 @@ class StatusLine {
  private:
   const std::vector<std::string>& labels_;
   bool enabled_;
-  bool drawn_ = false;
   std::size_t run_size_ = 0, done_ = 0, failed_ = 0, running_ = 0;
   std::vector<char> is_running_;
   std::vector<Clock::time_point> started_at_;
