@@ -405,6 +405,20 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
     return res
 
 
+def keep(res: dict, n: int, scenario: str, run: int, stamp: dict, results: list[dict], save) -> None:
+    """Stamps one run's result (N, scenario, run, load now, commit and date), keeps it,
+    reports it on stderr and saves everything so far."""
+    res.update(n=n, scenario=scenario, run=run, load=float(Path("/proc/loadavg").read_text().split()[0]),
+               **stamp)
+    results.append(res)
+    logins = f"bastion logins {res['bastion_logins']} " if "bastion_logins" in res else ""
+    print(f"bench: N={n} {scenario:7} {res['tool']:5} f={res['fan'] or 'default':>7} run {run}: "
+          f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s peak {fmt_mib(res['peak'])} "
+          f"sshd {res['sshd_cpu']:.2f}s {logins}{'ok' if res['ok'] else 'FAIL ' + res['note']}",
+          file=sys.stderr, flush=True)
+    save()
+
+
 # --------------------------------------------------------------------------- jump host
 
 class BastionSshd(BenchSshd):
@@ -471,14 +485,7 @@ def run_jump(a, n: int, tools: list[str], work: Path, results: list[dict], save,
             for tool, fan in variants(tools, n):
                 tag = f"{n}-jump-{tool}-{fan or 'def'}-{r}"
                 res = run_once(tool, fan, "true", f, f.port, cfg, a.tpush, work, tag, a.timeout, bastion=b)
-                res.update(n=n, scenario="jump", run=r, load=float(Path("/proc/loadavg").read_text().split()[0]),
-                           **stamp)
-                results.append(res)
-                print(f"bench: N={n} jump    {tool:5} f={fan or 'default':>7} run {r}: "
-                      f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s peak {fmt_mib(res['peak'])} "
-                      f"sshd {res['sshd_cpu']:.2f}s bastion logins {res['bastion_logins']} "
-                      f"{'ok' if res['ok'] else 'FAIL ' + res['note']}", file=sys.stderr, flush=True)
-                save()
+                keep(res, n, "jump", r, stamp, results, save)
     finally:
         if b is not None:
             b.stop()
@@ -586,14 +593,7 @@ def main(argv=None) -> int:
                         tag = f"{n}-{scenario}-{tool}-{fan or 'def'}-{r}"
                         res = run_once(tool, fan, "true" if scenario == "latency" else scenario,
                                        f, port, c, a.tpush, work, tag, a.timeout)
-                        res.update(n=n, scenario=scenario, run=r,
-                                   load=float(Path("/proc/loadavg").read_text().split()[0]), **stamp)
-                        results.append(res)
-                        print(f"bench: N={n} {scenario:7} {tool:5} f={fan or 'default':>7} run {r}: "
-                              f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s "
-                              f"peak {fmt_mib(res['peak'])} sshd {res['sshd_cpu']:.2f}s "
-                              f"{'ok' if res['ok'] else 'FAIL ' + res['note']}", file=sys.stderr, flush=True)
-                        save()
+                        keep(res, n, scenario, r, stamp, results, save)
         finally:
             if relay is not None:
                 farmmod.kill_tree(relay.pid, "delayrelay.py", relay)
@@ -644,14 +644,7 @@ def run_copy(a, n: int, tools: list[str], work: Path, results: list[dict], save,
                 tag = f"{n}-copy-{tool}-{fan or 'def'}-{r}"
                 res = run_once(tool, fan, "copy", f, f.port, cfg, a.tpush, work, tag, a.timeout,
                                copy=(src, roots))
-                res.update(n=n, scenario="copy", run=r, load=float(Path("/proc/loadavg").read_text().split()[0]),
-                           **stamp)
-                results.append(res)
-                print(f"bench: N={n} copy    {tool:5} f={fan or 'default':>7} run {r}: "
-                      f"wall {res['wall']:.2f}s cpu {res['cpu']:.2f}s peak {fmt_mib(res['peak'])} "
-                      f"sshd {res['sshd_cpu']:.2f}s {'ok' if res['ok'] else 'FAIL ' + res['note']}",
-                      file=sys.stderr, flush=True)
-                save()
+                keep(res, n, "copy", r, stamp, results, save)
         if shutil.which("strace"):
             env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
             env["HOME"] = str(f.home)

@@ -239,6 +239,22 @@ def _raise_nofile() -> None:
 
 # ---------------------------------------------------------------------------
 
+class StartStop:
+    """`with X(...) as x:` starts x and stops it on leaving; a start() that fails half-way
+    is stopped too, so nothing it made is left behind. Subclasses give start() (returning
+    self) and an idempotent stop()."""
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
 class Sshd:
     """One OpenSSH sshd in its own directory, with its own host keys.
 

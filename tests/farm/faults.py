@@ -36,9 +36,9 @@ import time
 from pathlib import Path
 
 try:  # works both as tests/farm/faults.py on sys.path and as a package module
-    from farm import Sshd, Farm, free_port, known_hosts_lines, cmdline, alive, descendants
+    from farm import StartStop, Sshd, Farm, free_port, known_hosts_lines, cmdline, alive, descendants
 except ImportError:  # pragma: no cover
-    from .farm import Sshd, Farm, free_port, known_hosts_lines, cmdline, alive, descendants
+    from .farm import StartStop, Sshd, Farm, free_port, known_hosts_lines, cmdline, alive, descendants
 
 # Fault servers and second sshds live on 127.0.2xx.y, far from the farm's 127.0.1.y.
 _addr_counter = itertools.count()
@@ -231,7 +231,7 @@ def _nft(*args: str) -> None:
     subprocess.run(["nft", *args], check=True, capture_output=True, timeout=10)
 
 
-class _NftRules:
+class _NftRules(StartStop):
     """An nft table of our own with one input chain holding `rules`; deleted by name."""
 
     def __init__(self, rules: list[str]):
@@ -252,16 +252,6 @@ class _NftRules:
             subprocess.run(["nft", "delete", "table", "inet", self.table],
                            capture_output=True, timeout=10)
             _live_tables.discard(self.table)
-
-    def __enter__(self):
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 class Blackhole(_NftRules):
@@ -292,7 +282,7 @@ def _cleanup_tables() -> None:
 
 # ---------------------------------------------------------------------------
 
-class OtherSshd:
+class OtherSshd(StartStop):
     """A second sshd with its own (different) host keys on a fresh loopback address.
 
     It accepts the farm's client keys.  Call claim_farm_keys(known_hosts) to write
@@ -329,16 +319,6 @@ class OtherSshd:
     def stop(self) -> None:
         self.sshd.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-    def __enter__(self) -> "OtherSshd":
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 # ---------------------------------------------------------------------------

@@ -60,12 +60,12 @@ import time
 from pathlib import Path
 
 try:  # works both as tests/farm/jump.py on sys.path and as a package module
-    from farm import (SSHD, Sshd, _raise_nofile, alive, cmdline, descendants, free_port, keygen,
-                      kill_pids, known_hosts_lines, tail, wait_for_banner, worker_address)
+    from farm import (SSHD, Sshd, StartStop, _raise_nofile, alive, cmdline, descendants, free_port,
+                      keygen, kill_pids, known_hosts_lines, tail, wait_for_banner, worker_address)
     from faults import fault_address
 except ImportError:  # pragma: no cover
-    from .farm import (SSHD, Sshd, _raise_nofile, alive, cmdline, descendants, free_port, keygen,
-                       kill_pids, known_hosts_lines, tail, wait_for_banner, worker_address)
+    from .farm import (SSHD, Sshd, StartStop, _raise_nofile, alive, cmdline, descendants, free_port,
+                       keygen, kill_pids, known_hosts_lines, tail, wait_for_banner, worker_address)
     from .faults import fault_address
 
 IP = "ip"
@@ -236,7 +236,7 @@ def ssh_defaults(identity, known_hosts, user: str | None = None, connect_timeout
     return "\n".join(lines) + "\n"
 
 
-class Bastion:
+class Bastion(StartStop):
     """A jump host: the farm's sshd config plus AllowTcpForwarding and LogLevel DEBUG1.
 
     `address` defaults to a fresh loopback address (127.0.2xx.y, as for fault servers);
@@ -363,16 +363,6 @@ class Bastion:
         self.sshd.stop()
         if self._own_dir and not os.environ.get("KEEP_FARM"):
             shutil.rmtree(self.dir, ignore_errors=True)
-
-    def __enter__(self) -> "Bastion":
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 # ---------------------------------------------------------------------------

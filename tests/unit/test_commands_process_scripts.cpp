@@ -22,6 +22,8 @@
 
 namespace {
 
+using tpush::test::TempDir;
+
 namespace fs = std::filesystem;
 using namespace tpush::commands;
 using tpush::util::shell_quote;
@@ -64,20 +66,6 @@ bool wait_until(const std::function<bool()>& cond, double seconds = 10) {
   }
   return cond();
 }
-
-// A temporary directory, removed with whatever the test left in it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/tpush-process-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // A process started with detach_command, killed at the end of the test if still alive.
 struct Job {
@@ -138,7 +126,7 @@ TEST_CASE("--sudo runs the whole helper as root, non-interactively") {
 
 TEST_CASE("detach_command: own session, stdin from /dev/null, output appended, survives the shell") {
   TempDir dir;
-  const fs::path log = dir.path / "job.log";
+  const fs::path log = dir.path() / "job.log";
   std::ofstream(log) << "earlier\n";
   Job job;
   const int pid = start_job(job, "echo ready; echo err >&2; exec sleep 30", log);
@@ -160,7 +148,7 @@ TEST_CASE("kill: TERM, report, exit 0; the helper never matches itself") {
   TempDir dir;
   const std::string marker = unique("kill");
   Job job;
-  const int pid = start_job(job, loop(marker, false), dir.path / "log");
+  const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   for (const char* shell : {"/bin/sh", "bash"}) {
     // the helper's own command line holds the pattern too: it must not kill itself
     const Ran none = run(kill_script(unique("nomatch"), {}), shell);
@@ -181,7 +169,7 @@ TEST_CASE("kill: a process that ignores TERM gets KILL after the grace") {
   for (const char* scan : {"", "TPUSH_PROC_SCAN=1"}) {
     CAPTURE(scan);
     Job job;
-    const int pid = start_job(job, loop(marker, true), dir.path / (std::string("log") + scan));
+    const int pid = start_job(job, loop(marker, true), dir.path() / (std::string("log") + scan));
     KillSpec spec;
     spec.grace = 0.3;
     const auto t0 = std::chrono::steady_clock::now();
@@ -198,7 +186,7 @@ TEST_CASE("kill: a pattern starting with '-', the /proc scan, bash as sh") {
   TempDir dir;
   const std::string marker = "-" + unique("dash");
   Job job;
-  const int pid = start_job(job, loop(marker, false), dir.path / "log");
+  const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   const std::string script = kill_script(marker, {});
   REQUIRE(script.rfind("sh -c ", 0) == 0);
   const Ran r = run("bash -c " + script.substr(6), "bash", "TPUSH_PROC_SCAN=1");
@@ -211,7 +199,7 @@ TEST_CASE("kill -s CONT only sends the signal") {
   TempDir dir;
   const std::string marker = unique("cont");
   Job job;
-  const int pid = start_job(job, loop(marker, false), dir.path / "log");
+  const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   KillSpec spec;
   spec.signal = "CONT";
   const Ran r = run(kill_script(marker, spec));
@@ -222,10 +210,10 @@ TEST_CASE("kill -s CONT only sends the signal") {
 
 TEST_CASE("kill --tpu: stops the holders, waits for the device, removes the lock files") {
   TempDir dir;
-  const fs::path dev = dir.path / "accel0";
+  const fs::path dev = dir.path() / "accel0";
   std::ofstream(dev) << "";
-  const fs::path lock = dir.path / "libtpu_lockfile";
-  const fs::path logs = dir.path / "tpu_logs";
+  const fs::path lock = dir.path() / "libtpu_lockfile";
+  const fs::path logs = dir.path() / "tpu_logs";
   for (const char* scan : {"", "TPUSH_PROC_SCAN=1"}) {
     CAPTURE(scan);
     std::ofstream(lock) << "";
@@ -233,10 +221,10 @@ TEST_CASE("kill --tpu: stops the holders, waits for the device, removes the lock
     std::ofstream(logs / "sub" / "f") << "x";
     Job job;
     const int pid = start_job(job, "exec 3<" + shell_quote(dev.string()) + "; " + loop(unique("holder"), true),
-                              dir.path / (std::string("log") + scan));
+                              dir.path() / (std::string("log") + scan));
     TpuKillSpec spec;
     spec.kill.grace = 0.2;
-    spec.devices = (dir.path / "accel*").string() + " " + (dir.path / "vfio" / "*").string();
+    spec.devices = (dir.path() / "accel*").string() + " " + (dir.path() / "vfio" / "*").string();
     spec.lockfiles = lock.string() + " " + logs.string();
     const Ran r = run(tpu_kill_script(spec), "/bin/sh", scan);
     CHECK(r.status == 0);
@@ -254,18 +242,18 @@ TEST_CASE("kill --tpu: stops the holders, waits for the device, removes the lock
     CHECK(has_line(again.out, "no TPU lock files"));
   }
   TpuKillSpec none;
-  none.devices = (dir.path / "nothing*").string();
-  none.lockfiles = (dir.path / "nolock").string();
+  none.devices = (dir.path() / "nothing*").string();
+  none.lockfiles = (dir.path() / "nolock").string();
   const Ran r = run(tpu_kill_script(none));
   CHECK(r.status == 0);
-  CHECK(has_line(r.out, "no TPU devices here (" + (dir.path / "nothing*").string() + ")"));
+  CHECK(has_line(r.out, "no TPU devices here (" + (dir.path() / "nothing*").string() + ")"));
 }
 
 TEST_CASE("ps: lists matching processes with pid and elapsed time, never itself") {
   TempDir dir;
   const std::string marker = unique("ps");
   Job job;
-  const int pid = start_job(job, loop(marker, false), dir.path / "log");
+  const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   for (const char* scan : {"", "TPUSH_PROC_SCAN=1"}) {
     CAPTURE(scan);
     const Ran r = run(ps_script(marker, false), "/bin/sh", scan);
@@ -293,13 +281,13 @@ TEST_CASE("ps: lists matching processes with pid and elapsed time, never itself"
 
 TEST_CASE("logs: last lines of a file, ~ is the remote home") {
   TempDir dir;
-  std::ofstream f(dir.path / "train.log");
+  std::ofstream f(dir.path() / "train.log");
   for (int i = 1; i <= 20; ++i) f << "line " << i << "\n";
   f.close();
-  const Ran r = run(logs_command((dir.path / "train.log").string(), "3", false));
+  const Ran r = run(logs_command((dir.path() / "train.log").string(), "3", false));
   CHECK(r.status == 0);
   CHECK(r.out == "line 18\nline 19\nline 20\n");
-  const Ran home = run("HOME=" + shell_quote(dir.path.string()) + "; " + logs_command("~/train.log", "+19", false));
+  const Ran home = run("HOME=" + shell_quote(dir.path().string()) + "; " + logs_command("~/train.log", "+19", false));
   CHECK(home.out == "line 19\nline 20\n");
-  CHECK(run(logs_command((dir.path / "missing.log").string(), "10", false)).status != 0);
+  CHECK(run(logs_command((dir.path() / "missing.log").string(), "10", false)).status != 0);
 }

@@ -1,85 +1,22 @@
 // The command line each worker's shell receives (commands/run).
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "tpush/commands/run.h"
 #include "tpush/inventory/worker.h"
 #include "tpush/util/shell_quote.h"
-#include "test_support.h"
-
-namespace {
+#include "test_shell_support.h"
 
 using tpush::commands::remote_command_line;
 using tpush::inventory::Worker;
 using tpush::util::shell_quote;
+using tpush::test::nul_fields;
+using tpush::test::sh;
+using tpush::test::tricky_values;
 
-// Runs `script` with /bin/sh -c and returns its stdout. The script itself is
-// passed through shell_quote to the outer shell that popen uses.
-std::string sh(const std::string& script) {
-  auto r = tpush::test::run_shell("/bin/sh -c " + shell_quote(script));
-  CHECK(r.status == 0);
-  return r.out;
-}
-
-// Splits `text` at NUL bytes (each field ends with one).
-std::vector<std::string> nul_fields(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\0') {
-      out.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  CHECK(start == text.size());
-  return out;
-}
-
-const std::vector<std::string>& tricky_values() {
-  static const std::vector<std::string> values = {
-      "plain",
-      "",
-      "two words",
-      "  leading and trailing  ",
-      "it's",
-      "'",
-      "''",
-      "\"double\" quotes",
-      "a'b\"c'd",
-      "line1\nline2\n",
-      "\n",
-      "tab\there",
-      "$HOME",
-      "${PATH}",
-      "$(echo no)",
-      "`echo no`",
-      "back\\slash\\",
-      "\\'",
-      "!bang !! !$",
-      "*",
-      "?",
-      "[a-z]",
-      "~",
-      "~root",
-      "a;b&c|d>e<f",
-      "#comment",
-      "-n",
-      "--",
-      "x=1",
-      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80",
-      "\xff\xfe latin1 \xe9",
-      "%s %d %%",
-      "a:b,c@d+e/f.g_h-i",
-  };
-  return values;
-}
-
-}  // namespace
-
-TEST_CASE("shell quote: remote command line exports TPUSH_WORKER and TPUSH_NUM_WORKERS") {
+TEST_CASE("remote command line: exports TPUSH_WORKER and TPUSH_NUM_WORKERS") {
   Worker w;
   w.label = "h";
   const std::string line = remote_command_line("echo \"$TPUSH_WORKER/$TPUSH_NUM_WORKERS\"", w, 3, 64);
@@ -90,7 +27,7 @@ TEST_CASE("shell quote: remote command line exports TPUSH_WORKER and TPUSH_NUM_W
         "0-1");
 }
 
-TEST_CASE("shell quote: remote command line exports a worker's extra env, quoted") {
+TEST_CASE("remote command line: exports a worker's extra env, quoted") {
   Worker w;
   // One subshell per value, all in one /bin/sh.
   std::string script;
@@ -110,7 +47,7 @@ TEST_CASE("shell quote: remote command line exports a worker's extra env, quoted
                                w, 5, 8)) == "5|8|one two|it's $x");
 }
 
-TEST_CASE("shell quote: a worker's extra TPUSH_WORKER overrides the default") {
+TEST_CASE("remote command line: a worker's extra TPUSH_WORKER overrides the default") {
   Worker w;
   w.env = {{"TPUSH_WORKER", "7"}, {"EXTRA", "x"}};
   const std::string line = remote_command_line("printf %s \"$TPUSH_WORKER\"", w, 2, 16);
@@ -118,7 +55,7 @@ TEST_CASE("shell quote: a worker's extra TPUSH_WORKER overrides the default") {
   CHECK(sh(line) == "7");
 }
 
-TEST_CASE("shell quote: the user's command is passed through verbatim") {
+TEST_CASE("remote command line: the user's command is passed through verbatim") {
   Worker w;
   const std::string cmd = "for i in 1 2; do echo \"$i\"; done | tr '\\n' ' '";
   const std::string line = remote_command_line(cmd, w, 0, 1);

@@ -5,16 +5,16 @@
 #include <fstream>
 #include <thread>
 
+#include "test_support.h"
 #include "test_tpu_support.h"
 #include "tpush/inventory/gcloud.h"
 #include "tpush/util/error.h"
 
 using namespace tpush::inventory;
 using tpush::SetupError;
+using tpush::test::has;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const std::vector<std::string> kDescribe = {"compute", "tpus", "tpu-vm", "describe", "v4-32", "--zone",
                                             "us-central2-b", "--project", "tpush-test", "--format=json"};

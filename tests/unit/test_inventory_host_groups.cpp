@@ -19,13 +19,7 @@ using tpush::inventory::HostListOptions;
 
 template <typename F>
 std::string error_of(F run) {
-  try {
-    run();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  FAIL("expected a UsageError");
-  return {};
+  return tpush::test::error_of<UsageError>(run);
 }
 
 std::string parse_error(const std::string& text) {

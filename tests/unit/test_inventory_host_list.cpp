@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "test_nodeset_support.h"
+#include "test_support.h"
 #include "tpush/inventory/host_list.h"
 #include "tpush/util/error.h"
 
 namespace {
+
+using tpush::test::TempDir;
 
 using tpush::UsageError;
 using tpush::inventory::dedup_hosts;
@@ -40,43 +43,14 @@ std::vector<std::string> texts(const std::vector<HostSpec>& hosts) {
   return out;
 }
 
-// The UsageError message `run` throws; fails the test if it throws nothing.
 template <typename F>
 std::string error_of(F run) {
-  try {
-    run();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  FAIL("expected a UsageError");
-  return {};
+  return tpush::test::error_of<UsageError>(run);
 }
 
 std::string expand_error(const std::string& expr) {
   return error_of([&] { expand_host_list(expr); });
 }
-
-// A fresh directory under /tmp, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tpush-host-list-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path file = path / name;
-    std::ofstream(file) << text;
-    return file;
-  }
-};
 
 }  // namespace
 
@@ -318,11 +292,11 @@ TEST_CASE("host list: reading hosts files") {
   const auto file = dir.write("hosts", "h1\nbob@h2:2200\n");
   CHECK(texts(read_hosts_file(file)) == std::vector<std::string>{"h1", "h2:2200"});
 
-  const auto missing = error_of([&] { read_hosts_file(dir.path / "nope.txt"); });
-  CHECK(missing == "cannot read hosts file '" + (dir.path / "nope.txt").string() +
+  const auto missing = error_of([&] { read_hosts_file(dir.path() / "nope.txt"); });
+  CHECK(missing == "cannot read hosts file '" + (dir.path() / "nope.txt").string() +
                        "': No such file or directory");
 
-  const auto directory = error_of([&] { read_hosts_file(dir.path); });
+  const auto directory = error_of([&] { read_hosts_file(dir.path()); });
   CHECK(directory.find("cannot read hosts file") != std::string::npos);
   CHECK(directory.find("Is a directory") != std::string::npos);
 
@@ -345,8 +319,8 @@ TEST_CASE("host list: ^FILE splices a hosts file in place") {
   const auto hosts = expand_host_list("a,^" + file.string() + ",d,b");
   CHECK(texts(hosts) == std::vector<std::string>{"a", "b", "c:2222", "d"});
 
-  const auto missing = expand_error("a,^" + (dir.path / "nope").string());
-  CHECK(missing.find("cannot read hosts file '" + (dir.path / "nope").string() + "'") !=
+  const auto missing = expand_error("a,^" + (dir.path() / "nope").string());
+  CHECK(missing.find("cannot read hosts file '" + (dir.path() / "nope").string() + "'") !=
         std::string::npos);
   CHECK(missing.find("No such file or directory") != std::string::npos);
 
@@ -357,9 +331,9 @@ TEST_CASE("host list: ^FILE splices a hosts file in place") {
   CHECK(chained.rfind(outer.string() + ":2: " + inner.string() + ":2: bad port '0'", 0) == 0);
 
   // A file that includes itself is refused instead of recursing forever.
-  const auto self = dir.write("self", "a\n^" + (dir.path / "self").string() + "\n");
+  const auto self = dir.write("self", "a\n^" + (dir.path() / "self").string() + "\n");
   CHECK(error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
-  const auto ping = dir.path / "ping";
+  const auto ping = dir.path() / "ping";
   const auto pong = dir.write("pong", "^" + ping.string() + "\n");
   dir.write("ping", "^" + pong.string() + "\n");
   const auto cycle = expand_error("^" + ping.string());
@@ -621,12 +595,12 @@ TEST_CASE("host list: select_hosts combines -w, -H and -x as pdsh does") {
 
 TEST_CASE("host list: pdsh's #include in hosts files") {
   TempDir dir;
-  std::filesystem::create_directory(dir.path / "sub");
+  std::filesystem::create_directory(dir.path() / "sub");
   dir.write("sub/B", "foo10\n");
   const auto a = dir.write("sub/A", "foo1\nfoo2\n#include B\n# include is a comment\n #include B\n");
   CHECK(names(read_hosts_file(a)) == std::vector<std::string>{"foo1", "foo2", "foo10"});
   CHECK(names(expand_host_list("^" + a.string())) == std::vector<std::string>{"foo1", "foo2", "foo10"});
-  const auto absolute = dir.write("abs", "#include " + (dir.path / "sub/B").string() + "\n");
+  const auto absolute = dir.write("abs", "#include " + (dir.path() / "sub/B").string() + "\n");
   CHECK(names(read_hosts_file(absolute)) == std::vector<std::string>{"foo10"});
 
   const auto garbage = dir.write("garbage", "#include B garbage\n");
@@ -635,7 +609,7 @@ TEST_CASE("host list: pdsh's #include in hosts files") {
                            "(write #include FILE)");
   const auto missing = dir.write("missing", "a\n#include nope\n");
   CHECK(error_of([&] { read_hosts_file(missing); })
-            .rfind(missing.string() + ":2: cannot read hosts file '" + (dir.path / "nope").string() + "'", 0) ==
+            .rfind(missing.string() + ":2: cannot read hosts file '" + (dir.path() / "nope").string() + "'", 0) ==
         0);
   const auto self = dir.write("self", "#include self\n");
   CHECK(error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);

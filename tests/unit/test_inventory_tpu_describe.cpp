@@ -1,9 +1,6 @@
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <functional>
-#include <sstream>
-
+#include "test_support.h"
 #include "test_tpu_support.h"
 #include "tpush/inventory/tpu_describe.h"
 #include "tpush/inventory/tpu_host_keys.h"
@@ -12,31 +9,13 @@
 
 using namespace tpush::inventory;
 using tpush::SetupError;
+using tpush::test::error_of;
+using tpush::test::fixture;
+using tpush::test::has;
 
 namespace {
 
-std::string fixture(const std::string& kind, const std::string& name) {
-  auto path = tpush::test::source_root() / "tests/fixtures/gcloud" / kind / "tpush-test/us-central2-b" /
-              (name + ".json");
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TpuNodeRef ref(const std::string& name) { return {"tpush-test", "us-central2-b", name}; }
-
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -118,7 +97,7 @@ TEST_CASE("describe: unusable states fail with the state and what to do") {
     CAPTURE(c.name);
     TpuNode n = parse_tpu_node(fixture("describe", c.name), ref(c.name));
     std::vector<std::string> warnings;
-    std::string msg = message_of([&] { check_tpu_node(n, warnings); });
+    std::string msg = error_of([&] { check_tpu_node(n, warnings); });
     CHECK(has(msg, std::string("TPU ") + c.name + " "));
     CHECK(has(msg, c.state));
     CHECK(has(msg, c.fix));
@@ -136,10 +115,10 @@ TEST_CASE("describe: UNHEALTHY_MAINTENANCE warns") {
 TEST_CASE("describe: zero endpoints and malformed JSON are errors") {
   TpuNode n = parse_tpu_node(fixture("describe", "no-endpoints"), ref("no-endpoints"));
   std::vector<std::string> warnings;
-  CHECK(has(message_of([&] { check_tpu_node(n, warnings); }), "no network endpoints"));
-  std::string msg = message_of([] { parse_tpu_node(fixture("describe", "malformed"), ref("malformed")); });
+  CHECK(has(error_of([&] { check_tpu_node(n, warnings); }), "no network endpoints"));
+  std::string msg = error_of([] { parse_tpu_node(fixture("describe", "malformed"), ref("malformed")); });
   CHECK(has(msg, "malformed gcloud describe output for TPU malformed"));
-  CHECK(has(message_of([] { parse_tpu_node("[]", ref("x")); }), "expected a JSON object"));
-  CHECK(has(message_of([] { parse_tpu_node(R"({"state": "READY", "networkEndpoints": [{"ipAddress": "a;b"}]})", ref("x")); }),
+  CHECK(has(error_of([] { parse_tpu_node("[]", ref("x")); }), "expected a JSON object"));
+  CHECK(has(error_of([] { parse_tpu_node(R"({"state": "READY", "networkEndpoints": [{"ipAddress": "a;b"}]})", ref("x")); }),
             "no valid ipAddress"));
 }

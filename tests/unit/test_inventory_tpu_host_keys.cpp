@@ -2,30 +2,16 @@
 // (inventory/tpu_host_keys).
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <functional>
-#include <sstream>
-
+#include "test_support.h"
 #include "test_tpu_support.h"
 #include "tpush/inventory/tpu_host_keys.h"
 #include "tpush/util/error.h"
 
 using namespace tpush::inventory;
 using tpush::SetupError;
-
-namespace {
-
-std::string fixture(const std::string& kind, const std::string& name) {
-  auto path = tpush::test::source_root() / "tests/fixtures/gcloud" / kind / "tpush-test/us-central2-b" /
-              (name + ".json");
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
+using tpush::test::error_of;
+using tpush::test::fixture;
+using tpush::test::has;
 
 TEST_CASE("guest attributes: ssh-ed25519 host keys per worker, aliases as gcloud writes them") {
   auto keys = parse_ed25519_host_keys(fixture("guest-attributes", "v4-32"), "TPU v4-32");

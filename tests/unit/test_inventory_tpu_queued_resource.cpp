@@ -1,9 +1,6 @@
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <functional>
-#include <sstream>
-
+#include "test_support.h"
 #include "test_tpu_support.h"
 #include "tpush/inventory/tpu_describe.h"
 #include "tpush/inventory/tpu_host_keys.h"
@@ -12,31 +9,13 @@
 
 using namespace tpush::inventory;
 using tpush::SetupError;
+using tpush::test::error_of;
+using tpush::test::fixture;
+using tpush::test::has;
 
 namespace {
 
-std::string fixture(const std::string& kind, const std::string& name) {
-  auto path = tpush::test::source_root() / "tests/fixtures/gcloud" / kind / "tpush-test/us-central2-b" /
-              (name + ".json");
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TpuNodeRef ref(const std::string& name) { return {"tpush-test", "us-central2-b", name}; }
-
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -65,12 +44,12 @@ TEST_CASE("queued resource: multislice expands nodeIdPrefix-0..N-1 with parent p
 
 TEST_CASE("queued resource: not ACTIVE fails with its state and failure message") {
   QueuedResource w = parse_queued_resource(fixture("queued-resources", "waiting-qr"), ref("waiting-qr"));
-  std::string msg = message_of([&] { check_queued_resource(w); });
+  std::string msg = error_of([&] { check_queued_resource(w); });
   CHECK(has(msg, "queued resource waiting-qr is WAITING_FOR_RESOURCES"));
   CHECK(has(msg, "wait until it is ACTIVE"));
 
   QueuedResource f = parse_queued_resource(fixture("queued-resources", "failed-qr"), ref("failed-qr"));
-  msg = message_of([&] { check_queued_resource(f); });
+  msg = error_of([&] { check_queued_resource(f); });
   CHECK(has(msg, "is FAILED"));
   CHECK(has(msg, "There is no more capacity in the zone"));
   CHECK(msg.find('\n') == std::string::npos);

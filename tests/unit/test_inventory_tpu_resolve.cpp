@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "test_support.h"
 #include "test_tpu_support.h"
 #include "tpush/inventory/tpu.h"
 #include "tpush/inventory/tpu_cache.h"
@@ -10,11 +11,11 @@
 
 using namespace tpush::inventory;
 using tpush::SetupError;
+using tpush::test::error_of;
+using tpush::test::has;
 using tpush::UsageError;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TpuQuery query(const tpush::test::FakeGcloud& fake, std::vector<std::string> tpus) {
   TpuQuery q;
@@ -31,16 +32,6 @@ std::string env_of(const Worker& w, const std::string& name) {
     if (k == name) return v;
   }
   return "(unset)";
-}
-
-template <class E, class F>
-std::string error_of(F fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no exception of that type)";
 }
 
 std::filesystem::path cache_file(const tpush::test::FakeGcloud& fake, const std::string& name) {

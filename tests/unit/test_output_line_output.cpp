@@ -26,6 +26,8 @@ namespace {
 using tpush::output::LineOutput;
 using tpush::output::LineOutputOptions;
 using tpush::output::LineSplitter;
+using tpush::test::lines_of;
+using tpush::test::random_stream;
 using tpush::output::Stream;
 using tpush::output::Writer;
 using tpush::test::MemFile;
@@ -42,27 +44,6 @@ std::string expected_prefixed(std::string_view input, const std::string& prefix)
     out += '\n';
     if (nl == std::string_view::npos) break;
     input.remove_prefix(nl + 1);
-  }
-  return out;
-}
-
-// Random bytes (NUL and 0x80-0xff included) with newlines sprinkled in.
-std::string random_stream(std::mt19937& rng, std::size_t size) {
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_int_distribution<int> nl(0, 15);
-  std::string s;
-  s.reserve(size);
-  for (std::size_t i = 0; i < size; ++i) s += nl(rng) == 0 ? '\n' : static_cast<char>(byte(rng));
-  return s;
-}
-
-std::vector<std::string> lines_of(std::string_view text) {
-  std::vector<std::string> out;
-  while (!text.empty()) {
-    const auto nl = text.find('\n');
-    out.emplace_back(text.substr(0, nl));
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
   }
   return out;
 }

@@ -1,19 +1,25 @@
-// Small helpers the unit tests share: a scratch directory, reading a file,
-// and running a shell command for its exit status and output.
+// Small helpers the unit tests share: a scratch directory, an in-memory file,
+// reading a file, running a shell command, the message an exception carries,
+// and random byte streams cut into lines.
 #pragma once
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <typeinfo>
+#include <vector>
 
 namespace tpush::test {
 
@@ -59,6 +65,12 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  // Writes `text` to NAME inside the directory; returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const auto file = path_ / name;
+    std::ofstream(file) << text;
+    return file;
+  }
 
  private:
   std::filesystem::path path_;
@@ -87,6 +99,43 @@ inline ShellRun run_shell(const std::string& command) {
   const int status = ::pclose(f);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// The message of the exception of type E that `run` throws; fails the test
+// when it throws none.
+template <class E = std::exception, class F>
+std::string error_of(F run) {
+  try {
+    run();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL("expected an exception (" << typeid(E).name() << ")");
+  return {};
+}
+
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Random bytes (NUL and 0x80-0xff included) with newlines sprinkled in.
+inline std::string random_stream(std::mt19937& rng, std::size_t size) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int> nl(0, 15);
+  std::string s;
+  s.reserve(size);
+  for (std::size_t i = 0; i < size; ++i) s += nl(rng) == 0 ? '\n' : static_cast<char>(byte(rng));
+  return s;
+}
+
+// `text` cut at its newlines (a last line without one included).
+inline std::vector<std::string> lines_of(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    out.emplace_back(text.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return out;
 }
 
 inline bool have_ssh_keygen() { return std::system("command -v ssh-keygen >/dev/null 2>&1") == 0; }

@@ -3,6 +3,8 @@
 // The environment is restored when the object goes away.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -19,6 +21,16 @@ namespace tpush::test {
 inline std::filesystem::path source_root() {
   // tests/unit/test_tpu_support.h -> repository root
   return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+}
+
+// The text of a stand-in gcloud fixture: tests/fixtures/gcloud/KIND/tpush-test/us-central2-b/NAME.json.
+inline std::string fixture(const std::string& kind, const std::string& name) {
+  auto path = source_root() / "tests/fixtures/gcloud" / kind / "tpush-test/us-central2-b" / (name + ".json");
+  std::ifstream in(path);
+  REQUIRE(in);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 class FakeGcloud {
