@@ -40,6 +40,7 @@ int kill_main(Options& o, int signal_fd) {
   ks.signal = *sig;
   ks.grace = grace;
   ks.sudo = sudo;
+  ks.client = local_client();
 
   RunPlan plan;
   if (tpu) {

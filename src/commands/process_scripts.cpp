@@ -1,9 +1,12 @@
 // The remote shell scripts behind kill, kill --tpu, ps, logs and --detach.
 #include <regex.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,8 @@ using util::shell_quote;
 //   alive PID START    -> the process that had START still runs (not a zombie)
 //   cmd_of PID         -> c_ (command line, NULs and newlines as spaces)
 //   ancestors          -> anc: " $$ parent grandparent ... "
+//   client_ancestors   -> + the tpush client that sent us and its ancestors, when it
+//                         runs on this machine ($client, see KillSpec::client)
 //   match ERE          -> candidate PIDs on stdout (pgrep -f, else a /proc scan)
 //   consider PID       -> appends "PID START COMMAND" to targets unless it is us, an
 //                         ancestor, a helper, a helper's child, a tpush client (its
@@ -56,6 +61,18 @@ match() {
       [ -n "$c_" ] && printf '%s %s\n' "${d_#/proc/}" "$c_"
     done | TPUSH_PAT=$1 awk '{ p = $1; sub(/^[0-9]+ /, ""); if ($0 ~ ENVIRON["TPUSH_PAT"]) print p }'
   fi
+}
+# The tpush client that sent us ($client: "BOOT_ID PID START"), when it runs on this
+# very machine (same boot id, same pid and start time), and its ancestors (timeout,
+# a script, sudo) join anc: their command lines hold the pattern too.
+client_ancestors() {
+  set -- $client
+  [ $# -eq 3 ] || return 0
+  b_=
+  read -r b_ 2>/dev/null < /proc/sys/kernel/random/boot_id || return 0
+  [ "$b_" = "$1" ] && stat_of "$2" && [ "$st_start" = "$3" ] || return 0
+  a_=$2
+  while [ "$a_" -gt 0 ] 2>/dev/null && stat_of "$a_"; do anc="$anc$a_ "; a_=$st_ppid; done
 }
 targets=
 consider() {
@@ -142,6 +159,7 @@ EOF_
 
 constexpr const char* kKillMain = R"SH(
 ancestors
+client_ancestors
 pids=$(match "$pat") || { echo "bad pattern: $pat" >&2; exit 2; }
 for p in $pids; do consider "$p"; done
 if [ -z "$targets" ]; then echo "nothing matched"; exit 0; fi
@@ -170,6 +188,7 @@ held_targets() {
   for p in $(holders "$@"); do consider "$p"; done
 }
 ancestors
+client_ancestors
 set --
 for f in $devices; do [ -e "$f" ] && set -- "$@" "$f"; done
 if [ $# -eq 0 ]; then
@@ -321,6 +340,22 @@ std::optional<std::string> signal_name(const std::string& sig) {
   return std::nullopt;
 }
 
+std::string local_client() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  std::string stat;
+  std::getline(std::ifstream("/proc/self/stat"), stat);
+  // Field 22 (start time) counted after the ")" that ends field 2 (comm).
+  const auto close = stat.rfind(')');
+  if (boot.empty() || close == std::string::npos) return {};
+  std::istringstream rest(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+  }
+  if (!rest) return {};
+  return boot + " " + std::to_string(getpid()) + " " + field;
+}
+
 std::string pattern_error(const std::string& pattern) {
   regex_t re;
   const int rc = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
@@ -334,19 +369,19 @@ std::string pattern_error(const std::string& pattern) {
 }
 
 std::string kill_script(const std::string& pattern, const KillSpec& spec) {
-  const std::string script = std::string("M=") + helper_marker + "\npat=$1 all_users=$2\n" +
+  const std::string script = std::string("M=") + helper_marker + "\npat=$1 all_users=$2 client=$3\n" +
                              stop_settings(spec) + kLibrary + kStop + kKillMain;
-  return helper(script, {pattern, spec.sudo ? "1" : ""}, spec.sudo);
+  return helper(script, {pattern, spec.sudo ? "1" : "", spec.client}, spec.sudo);
 }
 
 std::string tpu_kill_script(const TpuKillSpec& spec) {
-  std::string script = std::string("M=") + helper_marker + "\nall_users=1\n" + stop_settings(spec.kill);
+  std::string script = std::string("M=") + helper_marker + "\nall_users=1 client=$1\n" + stop_settings(spec.kill);
   script += spec.devices ? "devices=" + shell_quote(*spec.devices) + "\n"
                          : "devices=${TPUSH_TPU_DEVICES:-'/dev/accel* /dev/vfio/*'}\n";
   script += spec.lockfiles ? "lockfiles=" + shell_quote(*spec.lockfiles) + "\n"
                            : "lockfiles=${TPUSH_TPU_LOCKFILES:-'/tmp/libtpu_lockfile /tmp/tpu_logs'}\n";
   script += std::string(kLibrary) + kStop + kTpuMain;
-  return helper(script, {}, spec.kill.sudo);
+  return helper(script, {spec.kill.client}, spec.kill.sudo);
 }
 
 std::string ps_script(const std::optional<std::string>& pattern, bool all_users) {

@@ -5,6 +5,12 @@
 #include "tpush/ssh/session_wait.h"
 
 namespace tpush::fanout {
+namespace {
+
+// How long a job that timed out may keep its session to deliver its last words.
+constexpr auto kStopGrace = std::chrono::seconds(2);
+
+}  // namespace
 
 SessionJob::SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
                        Deadlines deadlines)
@@ -44,7 +50,12 @@ void SessionJob::tick(Clock::time_point now) {
     return;
   }
   if (command_deadline_passed(now, work_start_)) {
-    before_timeout();
+    if (!stopping_since_) {
+      stopping_since_ = now;
+      if (before_timeout()) return;
+    } else if (now - *stopping_since_ < kStopGrace) {
+      return;
+    }
     return finish(Outcome::timed_out, timed_out_reason());
   }
   if (work_paused()) return;

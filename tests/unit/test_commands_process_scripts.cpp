@@ -291,3 +291,47 @@ TEST_CASE("logs: last lines of a file, ~ is the remote home") {
   CHECK(home.out == "line 19\nline 20\n");
   CHECK(run(logs_command((dir.path() / "missing.log").string(), "10", false)).status != 0);
 }
+
+TEST_CASE("kill: the tpush that sent it, and its ancestors, are never matched on its own machine") {
+  // `timeout 60 tpush -w localhost kill PATTERN`: timeout's command line holds PATTERN.
+  TempDir dir;
+  const std::string marker = unique("client");
+  const fs::path child_pid = dir.path() / "child";
+  Job wrapper, other;
+  const int w = start_job(wrapper,
+                          "sh -c 'while :; do sleep 1; done' & echo $! > " + child_pid.string() +
+                              "; echo ready; wait; : " + marker,
+                          dir.path() / "wlog");
+  const int x = start_job(other, loop(marker, false), dir.path() / "xlog");
+  // The "client" is the wrapper's child, as tpush is timeout's.
+  const std::string client = local_client();
+  REQUIRE(client.find(" " + std::to_string(getpid()) + " ") != std::string::npos);
+  const int c = std::stoi(read_file(child_pid));
+  std::string stat = read_file("/proc/" + std::to_string(c) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string start;
+  for (int i = 3; i <= 22; ++i) fields >> start;
+  const std::string boot = client.substr(0, client.find(' '));
+
+  KillSpec spec;
+  spec.client = boot + " " + std::to_string(c) + " " + start;
+  Ran r = run(kill_script(marker, spec));
+  CHECK(r.status == 0);
+  CHECK(has_line(r.out, "killed " + std::to_string(x) + " "));
+  CHECK(r.out.find("killed " + std::to_string(w) + " ") == std::string::npos);
+  CHECK(alive(w));
+  CHECK_FALSE(alive(x));
+
+  SUBCASE("another machine's client (another boot id) protects nothing here") {
+    spec.client = "not-this-boot " + std::to_string(c) + " " + start;
+    r = run(kill_script(marker, spec));
+    CHECK(has_line(r.out, "killed " + std::to_string(w) + " "));
+    CHECK_FALSE(alive(w));
+  }
+  SUBCASE("a pid whose start time differs is not the client") {
+    spec.client = boot + " " + std::to_string(c) + " 1";
+    r = run(kill_script(marker, spec));
+    CHECK(has_line(r.out, "killed " + std::to_string(w) + " "));
+  }
+  ::kill(c, SIGKILL);
+}

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tpush/commands/options.h"
+#include "tpush/ssh/remote_group.h"
 
 namespace tpush::commands {
 
@@ -20,7 +21,7 @@ int ps_main(Options& o, int signal_fd);
 int logs_main(Options& o, int signal_fd);
 
 // Appears in every helper's command line; processes carrying it are never matched.
-inline constexpr const char* helper_marker = "__tpush_helper__";
+using ssh::helper_marker;
 
 // "TERM", "SIGTERM", "term", "15" -> "TERM"; nullopt for a signal tpush does not know.
 std::optional<std::string> signal_name(const std::string& sig);
@@ -32,7 +33,14 @@ struct KillSpec {
   std::string signal = "TERM";  // a name from signal_name()
   double grace = 5;             // seconds between the signal and KILL
   bool sudo = false;            // run the whole helper under `sudo -n`
+  // local_client() of the tpush sending the script: on a worker that is this very
+  // machine (-w localhost), that process and its ancestors are never matched.
+  std::string client;
 };
+
+// "BOOT_ID PID START" for this process (empty if /proc cannot tell): what a
+// worker compares with its own boot id and /proc/PID/stat to know it is us.
+std::string local_client();
 
 // `kill PATTERN`: every process of the remote user (every process with sudo) whose
 // full command line matches the ERE `pattern` gets `spec.signal` (report line

@@ -1,13 +1,22 @@
 // Runs one command on one worker: an exec channel on the job's session, its
 // output into the sink, its exit status as the result.
+//
+// Without a pty the command runs behind ssh/remote_group's prologue, and
+// stopping it (first Ctrl-C, --fail-fast, -u) signals its whole process group
+// through a second channel on the same session, which works for root logins
+// too (sshd refuses their signal requests). With a pty, ^C goes through the
+// terminal and the hang-up sends SIGHUP.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tpush/fanout/output_sink.h"
 #include "tpush/fanout/session_job.h"
 #include "tpush/ssh/exec_channel.h"
+#include "tpush/ssh/remote_group.h"
 
 namespace tpush::fanout {
 
@@ -17,7 +26,7 @@ class CommandJob final : public SessionJob {
              std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
              OutputSink& out);
 
-  // First Ctrl-C: ^C through the pty, or a signal request.
+  // First Ctrl-C: ^C through the pty, else INT to the remote process group.
   void forward_interrupt() override;
   std::optional<std::uint64_t> input_offset() const override;
 
@@ -26,15 +35,24 @@ class CommandJob final : public SessionJob {
   void advance_work() override;
   util::Wait work_wait() const override;
   bool work_paused() const override { return channel_ && channel_->paused(); }
-  void before_timeout() override;
+  bool before_timeout() override;
   void release_work() override;
   void finish_from_channel();
+  // Sends `signal` to the remote process group over a new channel, as soon as
+  // the group is known; false when it never will be (a pty, or no tag came).
+  bool signal_group(const std::string& signal);
+  void stderr_data(std::string_view bytes);
+  bool stops_pending() const;
 
   std::unique_ptr<ssh::ExecChannel> channel_;
   std::string command_;
   ssh::ExecChannel::Settings channel_settings_;
   OutputSink& out_;
   ssh::ExecChannel::Sink sink_;
+  std::optional<ssh::GroupReport> group_;       // without a pty
+  std::vector<std::string> queued_signals_;     // waiting for the group's tag
+  std::vector<std::unique_ptr<ssh::ExecChannel>> stops_;  // `kill -s SIG -- -PGID` channels
+  bool timing_out_ = false;                     // -u passed: TERM sent, finishing
 };
 
 }  // namespace tpush::fanout

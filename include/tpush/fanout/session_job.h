@@ -5,6 +5,8 @@
 // to drive it, and what it waits on.
 #pragma once
 
+#include <optional>
+
 #include "tpush/fanout/worker_job.h"
 #include "tpush/ssh/connection.h"
 
@@ -33,7 +35,9 @@ class SessionJob : public WorkerJob {
   // silence then is tpush's doing, not the worker's.
   virtual bool work_paused() const { return false; }
   // The -u deadline passed: last words before hanging up (TERM for a command).
-  virtual void before_timeout() {}
+  // True when they need the session a little longer: the job then finishes
+  // itself (timed out) once they are delivered, or is finished kStopGrace later.
+  virtual bool before_timeout() { return false; }
   // The job ends: forget the work (if it started) without touching the
   // network; the session is being abandoned and freeing it frees the work's
   // libssh2 objects.
@@ -52,6 +56,7 @@ class SessionJob : public WorkerJob {
   ssh::Connection connection_;
   bool working_ = false;
   Clock::time_point work_start_{}, alive_reference_{};
+  std::optional<Clock::time_point> stopping_since_;  // before_timeout() asked for time
 };
 
 }  // namespace tpush::fanout
