@@ -1,0 +1,705 @@
+#!/usr/bin/python3
+"""Chaos soak for tpush: many workers, many rounds, faults injected while output streams.
+
+Each round runs ONE tpush (`--json`) on every worker of a loopback farm served by several
+sshds; every worker streams numbered, checksummed lines (tests/soak/stream.sh). While
+they stream, at seeded random workers and times, the soak:
+
+    kill    SIGKILLs the worker's session sshd (`sshd: USER@notty`)     --kill-pct (10)
+    stop    SIGSTOPs it (a frozen host; SIGCONT after the round)        --stop-pct (5)
+    reset   nft `reject with tcp reset` both ways on its connection      --net-pct (5),
+    drop    nft `drop` both ways on its connection                       half each
+    restart restarts one sshd (listener only, as `systemctl restart ssh`), down for
+            --restart-down seconds while other workers are still connecting
+
+and checks, per round: tpush exits by itself within a bound; every worker has exactly
+one outcome (worker objects and summary agree); every line is whole and valid, per
+stream in order with no gap; a partial line (`"newline":false`) only as the last line of
+a faulted worker; faulted workers fail (and are detected within 3 x --alive-interval
+plus a margin), untouched workers succeed with every line; a worker of the restarted
+sshd either succeeds whole or is unreachable with no output; no worker runs past its
+deadlines; every fault really happened (the killed session existed and is gone, the
+stopped one was in state T, the nft rules matched packets); no sshd session or remote
+command is left behind. tpush's fds and RSS are sampled every 100 ms; after the last
+round, its peaks are compared with round 1's.
+
+Needs root (nft, signalling sshd sessions). Run with Debian's /usr/bin/python3:
+
+    tests/soak/soak.py --tpush build/tpush [--workers 512] [--rounds 20] [--seed N]
+
+Exit 0 when every round passed, 1 when a check failed, 2 on a usage/setup problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "tests" / "farm"))
+sys.path.insert(0, str(HERE))
+
+import faults as faults_mod  # noqa: E402
+import farm as farm_mod  # noqa: E402
+from soakfarm import NftTable, SoakFarm, proc_state, tables_named  # noqa: E402
+
+STREAM_SCRIPT = HERE / "stream.sh"
+LINE = re.compile(r"L (\d+\.\d+\.\d+\.\d+) (\d{5}) ([a-z]{64}) (\d{7}) E")
+TABLE_PREFIX = "tpush_soak_"
+KINDS = ("kill", "stop", "reset", "drop")
+
+
+# ---------------------------------------------------------------------------
+# The lines stream.sh prints
+
+def checksum(addr: str, seq: int) -> int:
+    o = [int(x) for x in addr.split(".")]
+    h = o[1] * 65536 + o[2] * 256 + o[3]
+    return (h * 7919 + seq * 104729) % 9999991
+
+
+def expected_line(addr: str, seq: int) -> str:
+    return f"L {addr} {seq:05d} {chr(97 + seq % 26) * 64} {checksum(addr, seq):07d} E"
+
+
+def stream_of(seq: int) -> str:
+    return "stderr" if seq % 10 == 9 else "stdout"
+
+
+def stream_seqs(stream: str, lines: int) -> list[int]:
+    return [i for i in range(lines) if stream_of(i) == stream]
+
+
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Config:
+    tpush: Path
+    workers: int
+    rounds: int
+    seed: int
+    sshds: int
+    lines: int
+    interval: float
+    connect_timeout: int
+    alive_interval: int
+    command_timeout: int
+    kill_pct: float
+    stop_pct: float
+    net_pct: float
+    restart_down: float
+    detect_margin: float
+    hang_margin: float
+    drain_seconds: float
+    fd_tolerance: int
+    rss_tolerance_kib: int
+    workdir: Path
+    keep: bool
+    report: Path | None
+
+    @property
+    def stream_seconds(self) -> float:
+        return self.lines * self.interval
+
+    @property
+    def detect_limit(self) -> float:
+        """Fault to outcome: the silence rule's 3 intervals, one tick, plus a margin."""
+        return 3 * self.alive_interval + self.detect_margin
+
+    @property
+    def worker_limit(self) -> float:
+        """A worker's own deadlines: connect, -u, the 2 s stop grace, ticks."""
+        return self.connect_timeout + self.command_timeout + 2 + 1
+
+    @property
+    def round_limit(self) -> float:
+        """tpush must exit by itself within this: a worker's deadlines, plus the time the
+        last worker may wait for its turn to connect (128 at a time), plus a margin."""
+        return self.worker_limit + self.hang_margin
+
+    def tpush_args(self, hosts_file: Path) -> list[str]:
+        cmd = f"exec bash {shlex.quote(str(STREAM_SCRIPT))} {self.lines} {self.interval}"
+        return [str(self.tpush), "--json", "-n", "-H", str(hosts_file),
+                "--connect-timeout", str(self.connect_timeout),
+                "--alive-interval", str(self.alive_interval),
+                "-u", str(self.command_timeout), cmd]
+
+
+@dataclass
+class Fault:
+    worker: int
+    kind: str
+    offset: float                   # seconds after the worker's first line
+    state: str = "pending"          # pending, applied, missed
+    why: str = ""                   # for missed
+    at: float | None = None         # monotonic time applied
+    pid: int | None = None          # session pid (kill, stop)
+    confirmed: bool = False
+
+
+@dataclass
+class Worker:
+    index: int
+    label: str
+    addr: str
+    sshd: int
+    first: float | None = None      # monotonic time of the P line
+    pid: int | None = None
+    next_pos: dict = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
+    lines: int = 0
+    done: bool = False
+    partial: list = field(default_factory=list)     # (stream, text)
+    outcomes: list = field(default_factory=list)    # (monotonic time, object)
+    errors: list = field(default_factory=list)
+
+    @property
+    def ended(self) -> bool:
+        return bool(self.outcomes)
+
+
+class Round:
+    def __init__(self, cfg: Config, sf: SoakFarm, number: int):
+        self.cfg, self.sf, self.number = cfg, sf, number
+        self.rng = random.Random(f"{cfg.seed}/{number}")
+        self.dir = cfg.workdir / f"round{number:02d}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.workers = [Worker(i, sf.host(i), sf.address(i), sf.sshd_of(i)) for i in range(cfg.workers)]
+        self.by_label = {w.label: w for w in self.workers}
+        self.lock = threading.Lock()
+        self.errors: list[str] = []       # round-level problems
+        self.summary: dict | None = None
+        self.samples: list[tuple] = []    # (t, fds, rss_kib, hwm_kib, live, accounted)
+        self.faults = self._plan()
+        self.restart_sshd = self.rng.randrange(sf.count)
+        self.restart_when = self.rng.uniform(0.3, 0.7)  # fraction of workers streaming
+        self.restart_info: dict | None = None
+        self.restart_error: str | None = None
+        self.table = NftTable(f"{TABLE_PREFIX}{os.getpid()}_{number}")
+        self.stop_event = threading.Event()
+        self.t0 = 0.0
+        self.stderr = b""
+
+    # -- plan ------------------------------------------------------------------------
+    def _plan(self) -> list[Fault]:
+        n = self.cfg.workers
+        order = list(range(n))
+        self.rng.shuffle(order)
+        counts = [round(n * p / 100) for p in (self.cfg.kill_pct, self.cfg.stop_pct, self.cfg.net_pct)]
+        kinds = ["kill"] * counts[0] + ["stop"] * counts[1] + \
+                [("reset", "drop")[k % 2] for k in range(counts[2])]
+        if len(kinds) > n:
+            raise ValueError("fault percentages add up to more than every worker")
+        hi = max(0.6, 0.6 * self.cfg.stream_seconds)
+        return [Fault(order[k], kind, round(self.rng.uniform(0.5, hi), 3)) for k, kind in enumerate(kinds)]
+
+    # -- threads -----------------------------------------------------------------------
+    def _read_stdout(self, pipe) -> None:
+        for raw in iter(pipe.readline, b""):
+            now = time.monotonic()
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                with self.lock:
+                    self.errors.append(f"stdout line is not JSON: {raw[:200]!r}")
+                continue
+            with self.lock:
+                self._take(obj, raw, now)
+
+    def _take(self, obj: dict, raw: bytes, now: float) -> None:
+        t = obj.get("type")
+        if t == "summary":
+            if self.summary is not None:
+                self.errors.append("a second summary object")
+            self.summary = obj
+            return
+        w = self.by_label.get(obj.get("worker"))
+        if w is None:
+            self.errors.append(f"object for an unknown worker: {raw[:200]!r}")
+            return
+        if t == "worker":
+            w.outcomes.append((now, obj))
+            return
+        if t != "line":
+            self.errors.append(f"unknown object type: {raw[:200]!r}")
+            return
+        if w.ended:
+            w.errors.append(f"line after its outcome: {raw[:200]!r}")
+        stream = obj.get("stream")
+        text = obj.get("text")
+        if text is None or stream not in ("stdout", "stderr"):
+            w.errors.append(f"line without text (bytes: not UTF-8?) or stream: {raw[:200]!r}")
+            return
+        if w.partial:
+            w.errors.append(f"line after a partial line: {text[:120]!r}")
+        if obj.get("newline") is False:
+            w.partial.append((stream, text))
+            return
+        if text.startswith("P "):
+            f = text.split()
+            if stream != "stdout" or len(f) != 3 or f[1] != w.addr or not f[2].isdigit() or w.first:
+                w.errors.append(f"bad first line: {text!r}")
+                return
+            w.first, w.pid = now, int(f[2])
+            return
+        if text.startswith("D "):
+            if text != f"D {w.addr} {self.cfg.lines}" or stream != "stdout":
+                w.errors.append(f"bad last line: {text!r}")
+            elif w.lines != self.cfg.lines:
+                w.errors.append(f"last line after {w.lines} of {self.cfg.lines} lines")
+            w.done = True
+            return
+        m = LINE.fullmatch(text)
+        if not m or m.group(1) != w.addr:
+            w.errors.append(f"torn or foreign line on {stream}: {text[:160]!r}")
+            return
+        seq = int(m.group(2))
+        if text != expected_line(w.addr, seq):
+            w.errors.append(f"line fails its checksum/payload: {text[:160]!r}")
+            return
+        want = stream_seqs(stream, self.cfg.lines)
+        pos = w.next_pos[stream]
+        if pos >= len(want) or want[pos] != seq:
+            w.errors.append(f"{stream} line {seq} out of order or after a gap "
+                            f"(expected {want[pos] if pos < len(want) else 'none'})")
+        w.next_pos[stream] = pos + 1
+        w.lines += 1
+
+    def _sample(self, pid: int) -> None:
+        while not self.stop_event.is_set():
+            try:
+                fds = len(os.listdir(f"/proc/{pid}/fd"))
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                return
+            vals = {}
+            for line in status.splitlines():
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    vals[line[:5]] = int(line.split()[1])
+            with self.lock:
+                live = sum(1 for w in self.workers if w.first and not w.ended)
+                accounted = all(w.first or w.ended for w in self.workers)
+            if "VmRSS" in vals:
+                self.samples.append((time.monotonic() - self.t0, fds, vals["VmRSS"], vals.get("VmHWM", 0),
+                                     live, accounted))
+            self.stop_event.wait(0.1)
+
+    def _inject(self) -> None:
+        pending = list(self.faults)
+        restart_started = False
+        while pending or not restart_started:
+            if self.stop_event.wait(0.02):
+                break
+            now = time.monotonic()
+            with self.lock:
+                streaming = sum(1 for w in self.workers if w.first)
+            if not restart_started and (streaming >= self.restart_when * self.cfg.workers
+                                        or now - self.t0 > self.cfg.connect_timeout):
+                restart_started = True
+                threading.Thread(target=self._restart, daemon=True, name="restart").start()
+            for f in list(pending):
+                w = self.workers[f.worker]
+                with self.lock:
+                    ended, first, pid = w.ended, w.first, w.pid
+                if ended:
+                    f.state, f.why = "missed", "worker ended before its fault was due"
+                elif first is None or now < first + f.offset:
+                    continue
+                else:
+                    self._apply(f, w, pid)
+                pending.remove(f)
+        for f in pending:
+            if f.state == "pending":
+                f.state, f.why = "missed", "round ended first"
+
+    def _apply(self, f: Fault, w: Worker, pid: int) -> None:
+        try:
+            if f.kind in ("kill", "stop"):
+                faults_mod.kill_session(pid, signal.SIGKILL if f.kind == "kill" else signal.SIGSTOP)
+                f.pid = pid
+            else:
+                port = self.sf.sshds[w.sshd].port
+                verdict = "reject with tcp reset" if f.kind == "reset" else "drop"
+                # RSTs are let through: the reset rules must not eat their own RSTs.
+                not_rst = "tcp flags ! rst " if f.kind == "reset" else ""
+                self.table.add(f'ip daddr {w.addr} tcp dport {port} {not_rst}counter {verdict} '
+                               f'comment "w{w.index} in"')
+                self.table.add(f'ip saddr {w.addr} tcp sport {port} {not_rst}counter {verdict} '
+                               f'comment "w{w.index} out"')
+        except (ValueError, ProcessLookupError, subprocess.CalledProcessError) as e:
+            f.state, f.why = "missed", f"could not apply: {e}"
+            return
+        f.state, f.at = "applied", time.monotonic()
+
+    def _restart(self) -> None:
+        try:
+            self.restart_info = self.sf.restart(self.restart_sshd, self.cfg.restart_down)
+            self.restart_info["at"] = round(time.monotonic() - self.t0, 2)
+        except Exception as e:  # reported as a round error
+            self.restart_error = f"restart of sshd {self.restart_sshd} failed: {e}"
+
+    # -- run ---------------------------------------------------------------------------
+    def run(self) -> dict:
+        left = self.sf.leftovers()
+        if left:
+            self.errors.append(f"{len(left)} server processes alive before the round: killed")
+            self.sf.kill_leftovers()
+        self.table.create()
+        env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
+        env.update(HOME=str(self.sf.home), USER="root", LOGNAME="root", LC_ALL="C.UTF-8", NO_COLOR="1")
+        argv = self.cfg.tpush_args(self.sf.hosts_file)
+        self.t0 = time.monotonic()
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        err_chunks: list[bytes] = []
+        threads = [threading.Thread(target=self._read_stdout, args=(proc.stdout,), daemon=True),
+                   threading.Thread(target=lambda: err_chunks.extend(iter(lambda: proc.stderr.read(65536), b"")),
+                                    daemon=True),
+                   threading.Thread(target=self._sample, args=(proc.pid,), daemon=True),
+                   threading.Thread(target=self._inject, daemon=True)]
+        for t in threads:
+            t.start()
+        hung = False
+        try:
+            proc.wait(timeout=self.cfg.round_limit)
+        except subprocess.TimeoutExpired:
+            hung = True
+            self._hang_evidence(proc.pid)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        elapsed = time.monotonic() - self.t0
+        self.stop_event.set()
+        for t in threads:
+            t.join(timeout=60)
+        self.stderr = b"".join(err_chunks)
+        (self.dir / "tpush.stderr").write_bytes(self.stderr)
+        # The restart thread may still be bringing its sshd back.
+        for t in threading.enumerate():
+            if t.name == "restart":
+                t.join(timeout=60)
+        cleanup = self._undo_faults()
+        return self._check(proc.returncode, elapsed, hung, cleanup)
+
+    def _hang_evidence(self, pid: int) -> None:
+        self.errors.append(f"HANG: tpush (pid {pid}) still running after {self.cfg.round_limit:.0f}s; "
+                           f"backtrace in {self.dir / 'hang-backtrace.txt'}")
+        if shutil.which("gdb"):
+            r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                               capture_output=True, text=True, timeout=120)
+            (self.dir / "hang-backtrace.txt").write_text(r.stdout + r.stderr)
+
+    def _undo_faults(self) -> dict:
+        """Confirm the faults happened, undo them, and wait for the server side to drain."""
+        for f in self.faults:
+            if f.state != "applied":
+                continue
+            if f.kind == "kill":
+                f.confirmed = not farm_mod.alive(f.pid)
+            elif f.kind == "stop":
+                f.confirmed = proc_state(f.pid) in ("T", "t")
+                try:
+                    os.kill(f.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        hits: dict[int, int] = {}
+        for comment, packets in self.table.counters():
+            w = int(comment.split()[0][1:])
+            hits[w] = hits.get(w, 0) + packets
+        self.table.delete()
+        for f in self.faults:
+            if f.state == "applied" and f.kind in ("reset", "drop"):
+                f.confirmed = hits.get(f.worker, 0) > 0
+        # Sessions whose peer is gone end by themselves; a dropped connection only when
+        # one of the two kernels retransmits again (backoff), so those may linger.
+        dropped = {self.workers[f.worker].addr for f in self.faults if f.kind == "drop" and f.state == "applied"}
+        end = time.monotonic() + self.cfg.drain_seconds
+        while True:
+            left = self.sf.leftovers()
+            unexpected = {p: a for p, a in left.items() if a not in dropped}
+            if not unexpected or time.monotonic() > end:
+                break
+            time.sleep(0.2)
+        killed = self.sf.kill_leftovers()
+        return {"lingering": len(left), "unexpected": unexpected, "killed": killed}
+
+    # -- checks ------------------------------------------------------------------------
+    def _check(self, rc: int, elapsed: float, hung: bool, cleanup: dict) -> dict:
+        cfg, errors = self.cfg, list(self.errors)
+        if self.restart_error:
+            errors.append(self.restart_error)
+        s = self.summary
+        outcomes: dict[str, int] = {}
+        for w in self.workers:
+            if len(w.outcomes) != 1:
+                errors.append(f"{w.label}: {len(w.outcomes)} outcomes")
+            for _, o in w.outcomes:
+                outcomes[o["outcome"]] = outcomes.get(o["outcome"], 0) + 1
+        if s is None:
+            errors.append("no summary object")
+        else:
+            if s.get("workers") != cfg.workers:
+                errors.append(f"summary counts {s.get('workers')} workers, not {cfg.workers}")
+            for k, v in outcomes.items():
+                if s.get(k) != v:
+                    errors.append(f"summary says {k}={s.get(k)}, the worker objects {v}")
+            if s.get("exit_code") != rc and not hung:
+                errors.append(f"summary exit_code {s.get('exit_code')} but tpush exited {rc}")
+        if rc not in (0, 255) and not hung:
+            errors.append(f"tpush exited {rc}")
+        if not re.search(rb"^tpush: \d+ workers: ", self.stderr, re.M) and not hung:
+            errors.append("no summary line on stderr")
+
+        fault_of = {f.worker: f for f in self.faults if f.state == "applied"}
+        restarted = self.restart_info["sshd"] if self.restart_info else None
+        detect: dict[str, list[float]] = {k: [] for k in KINDS}
+        fault_outcomes: dict[str, dict[str, int]] = {k: {} for k in KINDS}
+        restart_outcomes: dict[str, int] = {}
+        for w in self.workers:
+            errors += [f"{w.label}: {e}" for e in w.errors[:3]]
+            if len(w.outcomes) != 1:
+                continue
+            t_end, o = w.outcomes[0]
+            oc = o["outcome"]
+            if o.get("seconds") is not None and o["seconds"] > cfg.worker_limit:
+                errors.append(f"{w.label}: took {o['seconds']}s, past its deadlines ({cfg.worker_limit}s)")
+            f = fault_of.get(w.index)
+            if w.partial and f is None:
+                errors.append(f"{w.label}: partial line but no fault: {w.partial}")
+            for stream, text in w.partial:
+                nxt = stream_seqs(stream, cfg.lines)[w.next_pos[stream]:w.next_pos[stream] + 1]
+                if not nxt or not expected_line(w.addr, nxt[0]).startswith(text):
+                    errors.append(f"{w.label}: partial {stream} line is not the start of the next one: {text!r}")
+            if f is not None:
+                fault_outcomes[f.kind][oc] = fault_outcomes[f.kind].get(oc, 0) + 1
+                if oc == "ok" or w.done:
+                    errors.append(f"{w.label}: {f.kind} at +{f.at - self.t0:.1f}s, yet {oc}: {o['reason']}")
+                else:
+                    latency = t_end - f.at
+                    detect[f.kind].append(latency)
+                    if latency > cfg.detect_limit:
+                        errors.append(f"{w.label}: {f.kind} noticed {latency:.1f}s after the fault "
+                                      f"(limit {cfg.detect_limit:.0f}s): {o['reason']}")
+                continue
+            if w.sshd == restarted:
+                restart_outcomes[oc] = restart_outcomes.get(oc, 0) + 1
+                if oc == "unreachable" and w.lines == 0 and w.first is None:
+                    continue
+            if oc != "ok" or o.get("exit_status") != 0 or not w.done or w.lines != cfg.lines:
+                errors.append(f"{w.label}: untouched{' (restarted sshd)' if w.sshd == restarted else ''} "
+                              f"but {oc} ({o['reason']}), {w.lines}/{cfg.lines} lines, done={w.done}")
+        for f in self.faults:
+            if f.state == "applied" and not f.confirmed:
+                errors.append(f"w{f.worker}: {f.kind} fault applied but not confirmed "
+                              f"(pid {f.pid}: {proc_state(f.pid) if f.pid else 'n/a'})")
+        if cleanup["unexpected"]:
+            errors.append(f"server processes left after tpush exited ({self.cfg.drain_seconds:.0f}s drain): "
+                          f"{dict(list(cleanup['unexpected'].items())[:5])}")
+
+        peak = max(self.samples, key=lambda x: x[1]) if self.samples else None
+        excess = [fds - live for (_, fds, _, _, live, acc) in self.samples if acc]
+        counts = {k: {"planned": 0, "applied": 0, "confirmed": 0, "missed": 0} for k in KINDS}
+        for f in self.faults:
+            c = counts[f.kind]
+            c["planned"] += 1
+            c["applied"] += f.state == "applied"
+            c["confirmed"] += f.confirmed
+            c["missed"] += f.state == "missed"
+        missed_why = sorted({f.why for f in self.faults if f.state == "missed"})
+        return {
+            "round": self.number, "ok": not errors, "errors": errors, "exit_code": rc, "hung": hung,
+            "seconds": round(elapsed, 1), "outcomes": outcomes, "faults": counts, "missed_why": missed_why,
+            "fault_outcomes": fault_outcomes,
+            "detect_max": {k: round(max(v), 2) for k, v in detect.items() if v},
+            "restart": self.restart_info, "restart_outcomes": restart_outcomes,
+            "lines": sum(w.lines for w in self.workers),
+            "partial_lines": sum(len(w.partial) for w in self.workers),
+            "peak_fds": peak[1] if peak else None,
+            "peak_rss_kib": max((x[2] for x in self.samples), default=None),
+            "hwm_kib": self.samples[-1][3] if self.samples else None,
+            "fd_excess_first": excess[0] if excess else None,
+            "fd_excess_last": excess[-1] if excess else None,
+            "samples": len(self.samples),
+            "lingering_server_processes": cleanup["lingering"],
+        }
+
+
+# ---------------------------------------------------------------------------
+
+def line_of(r: dict) -> str:
+    f = r["faults"]
+    applied = " ".join(f"{k}={f[k]['confirmed']}/{f[k]['planned']}" for k in KINDS)
+    rs = r["restart"]
+    restart = (f"restart sshd{rs['sshd']}@{rs['at']}s→{dict(sorted(r['restart_outcomes'].items()))}"
+               if rs else "restart -")
+    return (f"round {r['round']:2d} {'PASS' if r['ok'] else 'FAIL'} {r['seconds']:5.1f}s exit {r['exit_code']} "
+            f"{dict(sorted(r['outcomes'].items()))} faults {applied} {restart} "
+            f"detect≤{max(r['detect_max'].values(), default=0):.1f}s "
+            f"fds {r['peak_fds']} (excess {r['fd_excess_first']}→{r['fd_excess_last']}) "
+            f"rss {r['peak_rss_kib']} KiB hwm {r['hwm_kib']} KiB partial {r['partial_lines']}")
+
+
+def compare(first: dict, last: dict, cfg: Config) -> list[str]:
+    """Resource growth between round 1 and the last round (growth only; less is fine)."""
+    problems = []
+    for key, tol, unit in (("peak_fds", cfg.fd_tolerance, "fds"),
+                           ("hwm_kib", cfg.rss_tolerance_kib, "KiB"),
+                           ("peak_rss_kib", cfg.rss_tolerance_kib, "KiB")):
+        a, b = first.get(key), last.get(key)
+        if a is None or b is None:
+            problems.append(f"{key}: not measured")
+        elif b - a > tol:
+            problems.append(f"{key}: round {first['round']} {a} {unit}, round {last['round']} {b} {unit} "
+                            f"(grew {b - a}, tolerance {tol})")
+    a, b = first.get("fd_excess_last"), last.get("fd_excess_last")
+    if a is not None and b is not None and b - a > 2:
+        problems.append(f"fds beyond live sessions: round {first['round']} {a}, round {last['round']} {b}")
+    return problems
+
+
+def parse_args(argv) -> Config:
+    ap = argparse.ArgumentParser(description="Chaos soak for tpush (needs root).",
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(REPO / "build" / "tpush")))
+    ap.add_argument("--workers", type=int, default=512)
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=None, help="default: random (printed)")
+    ap.add_argument("--sshds", type=int, default=None, help="default: one per 128 workers, at least 2")
+    ap.add_argument("--lines", type=int, default=200, help="lines each worker prints")
+    ap.add_argument("--interval", type=float, default=0.05, help="seconds between lines")
+    ap.add_argument("--connect-timeout", type=int, default=30, help="tpush --connect-timeout")
+    ap.add_argument("--alive-interval", type=int, default=2, help="tpush --alive-interval")
+    ap.add_argument("--command-timeout", type=int, default=60, help="tpush -u")
+    ap.add_argument("--kill-pct", type=float, default=10)
+    ap.add_argument("--stop-pct", type=float, default=5)
+    ap.add_argument("--net-pct", type=float, default=5, help="half reset, half drop")
+    ap.add_argument("--restart-down", type=float, default=1.0, help="seconds the restarted sshd is down")
+    ap.add_argument("--detect-margin", type=float, default=6,
+                    help="seconds allowed beyond 3 x alive-interval to notice a fault")
+    ap.add_argument("--hang-margin", type=float, default=60,
+                    help="seconds beyond a worker's deadlines before tpush counts as hung")
+    ap.add_argument("--drain-seconds", type=float, default=20,
+                    help="seconds the server side gets to end after tpush exits")
+    ap.add_argument("--fd-tolerance", type=int, default=16, help="peak fds may grow by this many")
+    ap.add_argument("--rss-tolerance-kib", type=int, default=4096, help="peak RSS may grow by this much")
+    ap.add_argument("--workdir", default=None, help="default: a new /tmp/tpush-soak-*")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--report", default=None, help="write every round's figures here (JSON)")
+    a = ap.parse_args(argv)
+    tpush = Path(a.tpush).resolve()
+    workdir = Path(a.workdir) if a.workdir else Path(tempfile.mkdtemp(prefix="tpush-soak-"))
+    return Config(
+        tpush=tpush, workers=a.workers, rounds=a.rounds,
+        seed=a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31),
+        sshds=a.sshds or max(2, a.workers // 128), lines=a.lines, interval=a.interval,
+        connect_timeout=a.connect_timeout, alive_interval=a.alive_interval,
+        command_timeout=a.command_timeout, kill_pct=a.kill_pct, stop_pct=a.stop_pct, net_pct=a.net_pct,
+        restart_down=a.restart_down, detect_margin=a.detect_margin, hang_margin=a.hang_margin,
+        drain_seconds=a.drain_seconds, fd_tolerance=a.fd_tolerance,
+        rss_tolerance_kib=a.rss_tolerance_kib, workdir=workdir.resolve(), keep=a.keep,
+        report=Path(a.report).resolve() if a.report else None)
+
+
+def preflight(cfg: Config) -> str | None:
+    if os.geteuid() != 0:
+        return ("the soak needs root: nftables rules (CAP_NET_ADMIN) and signals to sshd session "
+                "processes; run it as root (sudo make soak)")
+    if not os.access(cfg.tpush, os.X_OK):
+        return f"tpush binary {cfg.tpush} not found or not executable (make build, or TPUSH_BIN=...)"
+    if not farm_mod.sshd_available():
+        return "OpenSSH server not installed (/usr/sbin/sshd): make deps"
+    if not faults_mod.nft_available():
+        return "nftables (nft) not usable: make deps (package nftables), and run as root"
+    if not 1 <= cfg.workers <= 254 * 20 or cfg.rounds < 1:
+        return "--workers must be 1..5080 and --rounds at least 1"
+    return None
+
+
+def main(argv=None) -> int:
+    cfg = parse_args(argv)
+    problem = preflight(cfg)
+    if problem:
+        print(f"soak: error: {problem}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up as for Ctrl-C
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
+    print(f"soak: seed {cfg.seed} (rerun with --seed {cfg.seed}); {cfg.workers} workers, {cfg.rounds} rounds, "
+          f"{cfg.sshds} sshds; tpush {cfg.tpush}", flush=True)
+    print(f"soak: each worker prints {cfg.lines} lines every {cfg.interval}s; tpush --json "
+          f"--connect-timeout {cfg.connect_timeout} --alive-interval {cfg.alive_interval} "
+          f"-u {cfg.command_timeout}; faults per round: kill {cfg.kill_pct}%, stop {cfg.stop_pct}%, "
+          f"reset+drop {cfg.net_pct}%, 1 sshd restart ({cfg.restart_down}s down); limits: detection "
+          f"{cfg.detect_limit:.0f}s, worker {cfg.worker_limit:.0f}s, round {cfg.round_limit:.0f}s; "
+          f"workdir {cfg.workdir}", flush=True)
+    results: list[dict] = []
+    t_start = time.monotonic()
+    failed = False
+    sf = SoakFarm(cfg.workdir / "farm", cfg.workers, cfg.sshds)
+    try:
+        sf.start()
+        print(f"soak: farm up: sshd ports {sf.ports}", flush=True)
+        for n in range(1, cfg.rounds + 1):
+            r = Round(cfg, sf, n).run()
+            results.append(r)
+            print(line_of(r), flush=True)
+            for e in r["errors"][:25]:
+                print(f"    {e}", flush=True)
+            if len(r["errors"]) > 25:
+                print(f"    ... {len(r['errors']) - 25} more", flush=True)
+            failed |= not r["ok"]
+    except KeyboardInterrupt:
+        print("soak: interrupted", file=sys.stderr)
+        failed = True
+    finally:
+        sf.stop()
+    end_problems = []
+    left = sf.leftovers()
+    if left:
+        end_problems.append(f"server processes left after the soak: {sorted(left)[:10]}")
+    tables = tables_named(f"{TABLE_PREFIX}{os.getpid()}_")
+    if tables:
+        end_problems.append(f"nft tables left: {tables}")
+    if len(results) >= 2:
+        end_problems += compare(results[0], results[-1], cfg)
+    wall = time.monotonic() - t_start
+    passed = sum(r["ok"] for r in results)
+    if results:
+        a, b = results[0], results[-1]
+        print(f"soak: resources round {a['round']} -> {b['round']}: peak fds {a['peak_fds']} -> {b['peak_fds']} "
+              f"(tolerance +{cfg.fd_tolerance}), fds beyond live sessions {a['fd_excess_last']} -> "
+              f"{b['fd_excess_last']}, peak RSS {a['peak_rss_kib']} -> {b['peak_rss_kib']} KiB, "
+              f"VmHWM {a['hwm_kib']} -> {b['hwm_kib']} KiB (tolerance +{cfg.rss_tolerance_kib} KiB)")
+    for p in end_problems:
+        print(f"soak: FAIL: {p}")
+    failed |= bool(end_problems) or len(results) < cfg.rounds
+    print(f"soak: {'FAIL' if failed else 'PASS'}: {passed}/{cfg.rounds} rounds passed in {wall:.0f}s "
+          f"(seed {cfg.seed})", flush=True)
+    if cfg.report:
+        cfg.report.write_text(json.dumps({
+            "seed": cfg.seed, "workers": cfg.workers, "rounds": cfg.rounds, "sshds": cfg.sshds,
+            "wall_seconds": round(wall, 1), "passed": not failed, "end_problems": end_problems,
+            "config": {k: str(v) for k, v in vars(cfg).items()}, "results": results}, indent=1) + "\n")
+    if failed or cfg.keep:
+        print(f"soak: work directory kept: {cfg.workdir}")
+    else:
+        shutil.rmtree(cfg.workdir, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
