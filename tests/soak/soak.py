@@ -46,6 +46,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -55,7 +56,8 @@ sys.path.insert(0, str(HERE))
 
 import faults as faults_mod  # noqa: E402
 import farm as farm_mod  # noqa: E402
-from soakfarm import NftTable, SoakFarm, proc_state, tables_named  # noqa: E402
+from farm import cmdline  # noqa: E402
+from soakfarm import NftTable, SoakFarm, proc_state, serves, tables_named  # noqa: E402
 
 STREAM_SCRIPT = HERE / "stream.sh"
 LINE = re.compile(r"L (\d+\.\d+\.\d+\.\d+) (\d{5}) ([a-z]{64}) (\d{7}) E")
@@ -80,8 +82,9 @@ def stream_of(seq: int) -> str:
     return "stderr" if seq % 10 == 9 else "stdout"
 
 
-def stream_seqs(stream: str, lines: int) -> list[int]:
-    return [i for i in range(lines) if stream_of(i) == stream]
+def stream_seq(stream: str, pos: int) -> int:
+    """The sequence number of a stream's pos-th line (stderr: 9, 19, ...; stdout the rest)."""
+    return 10 * pos + 9 if stream == "stderr" else pos + pos // 9
 
 
 # ---------------------------------------------------------------------------
@@ -131,8 +134,15 @@ class Config:
         last worker may wait for its turn to connect (128 at a time), plus a margin."""
         return self.worker_limit + self.hang_margin
 
-    def tpush_args(self, hosts_file: Path) -> list[str]:
-        cmd = f"exec bash {shlex.quote(str(STREAM_SCRIPT))} {self.lines} {self.interval}"
+    @property
+    def long_lines(self) -> int:
+        """Lines a faulted worker prints: enough to be streaming whenever its fault
+        comes (faults are due at most 0.6 x the stream after its first line), within -u."""
+        return int(max(self.lines, min(3 * self.lines, 0.75 * self.command_timeout / self.interval)))
+
+    def tpush_args(self, hosts_file: Path, plan: Path) -> list[str]:
+        cmd = (f"exec bash {shlex.quote(str(STREAM_SCRIPT))} {self.lines} {self.interval} "
+               f"{shlex.quote(str(plan))} {self.long_lines}")
         return [str(self.tpush), "--json", "-n", "-H", str(hosts_file),
                 "--connect-timeout", str(self.connect_timeout),
                 "--alive-interval", str(self.alive_interval),
@@ -143,10 +153,10 @@ class Config:
 class Fault:
     worker: int
     kind: str
-    offset: float                   # seconds after the worker's first line
+    offset: float                   # seconds after the worker's first line reached us
     state: str = "pending"          # pending, applied, missed
     why: str = ""                   # for missed
-    at: float | None = None         # monotonic time applied
+    at: float | None = None         # wall-clock time applied (time.time())
     pid: int | None = None          # session pid (kill, stop)
     confirmed: bool = False
 
@@ -157,18 +167,40 @@ class Worker:
     label: str
     addr: str
     sshd: int
-    first: float | None = None      # monotonic time of the P line
+    want: int = 0                   # lines it prints (LONG for a planned fault)
+    first: bool = False             # its P line was seen
     pid: int | None = None
     next_pos: dict = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
     lines: int = 0
     done: bool = False
     partial: list = field(default_factory=list)     # (stream, text)
-    outcomes: list = field(default_factory=list)    # (monotonic time, object)
+    outcomes: list = field(default_factory=list)    # worker objects
     errors: list = field(default_factory=list)
 
     @property
     def ended(self) -> bool:
         return bool(self.outcomes)
+
+    def end_time(self) -> float | None:
+        """Wall-clock end of the worker by tpush's own account (started + seconds)."""
+        if len(self.outcomes) != 1 or not self.outcomes[0].get("started"):
+            return None
+        o = self.outcomes[0]
+        start = datetime.strptime(o["started"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+        return start.timestamp() + o["seconds"]
+
+    def start_time(self) -> float | None:
+        if len(self.outcomes) != 1 or not self.outcomes[0].get("started"):
+            return None
+        return datetime.strptime(self.outcomes[0]["started"], "%Y-%m-%dT%H:%M:%S.%fZ") \
+            .replace(tzinfo=timezone.utc).timestamp()
+
+
+# While a round runs only two kinds of objects matter: a worker's first line (its session
+# pid) and its outcome. They are picked out of tpush's output with one regex per chunk;
+# every object is parsed and checked after the round, from the saved output.
+LIVE = re.compile(rb'^\{"type":"(?:worker","worker":"([^"]*)"|line","worker":"([^"]*)",'
+                  rb'"host":"[^"]*","stream":"stdout","text":"P \S+ (\d+)")', re.M)
 
 
 class Round:
@@ -177,12 +209,16 @@ class Round:
         self.rng = random.Random(f"{cfg.seed}/{number}")
         self.dir = cfg.workdir / f"round{number:02d}"
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.out_path = self.dir / "tpush.jsonl"
+        self.plan_path = self.dir / "plan"
         self.workers = [Worker(i, sf.host(i), sf.address(i), sf.sshd_of(i)) for i in range(cfg.workers)]
         self.by_label = {w.label: w for w in self.workers}
         self.lock = threading.Lock()
+        self.live_first: dict[int, tuple[float, int]] = {}   # worker -> (monotonic, pid)
+        self.live_ended: set[int] = set()
         self.errors: list[str] = []       # round-level problems
         self.summary: dict | None = None
-        self.samples: list[tuple] = []    # (t, fds, rss_kib, hwm_kib, live, accounted)
+        self.samples: list[tuple] = []    # (wall time, fds, rss_kib, hwm_kib)
         self.faults = self._plan()
         self.restart_sshd = self.rng.randrange(sf.count)
         self.restart_when = self.rng.uniform(0.3, 0.7)  # fraction of workers streaming
@@ -190,8 +226,11 @@ class Round:
         self.restart_error: str | None = None
         self.table = NftTable(f"{TABLE_PREFIX}{os.getpid()}_{number}")
         self.stop_event = threading.Event()
+        self.events: list[str] = []
         self.t0 = 0.0
         self.stderr = b""
+        self.cpu = 0.0                    # tpush's user+system seconds, last sampled
+        self.load = [round(x, 1) for x in os.getloadavg()][:1]
 
     # -- plan ------------------------------------------------------------------------
     def _plan(self) -> list[Fault]:
@@ -204,79 +243,40 @@ class Round:
         if len(kinds) > n:
             raise ValueError("fault percentages add up to more than every worker")
         hi = max(0.6, 0.6 * self.cfg.stream_seconds)
-        return [Fault(order[k], kind, round(self.rng.uniform(0.5, hi), 3)) for k, kind in enumerate(kinds)]
+        faults = [Fault(order[k], kind, round(self.rng.uniform(0.5, hi), 3)) for k, kind in enumerate(kinds)]
+        faulted = {f.worker for f in faults}
+        for w in self.workers:
+            w.want = self.cfg.long_lines if w.index in faulted else self.cfg.lines
+        self.plan_path.write_text("".join(self.workers[f.worker].addr + "\n" for f in faults))
+        return faults
+
+    def _event(self, text: str) -> None:
+        self.events.append(f"{time.monotonic() - self.t0:7.2f} {text}")
 
     # -- threads -----------------------------------------------------------------------
-    def _read_stdout(self, pipe) -> None:
-        for raw in iter(pipe.readline, b""):
-            now = time.monotonic()
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                with self.lock:
-                    self.errors.append(f"stdout line is not JSON: {raw[:200]!r}")
-                continue
-            with self.lock:
-                self._take(obj, raw, now)
-
-    def _take(self, obj: dict, raw: bytes, now: float) -> None:
-        t = obj.get("type")
-        if t == "summary":
-            if self.summary is not None:
-                self.errors.append("a second summary object")
-            self.summary = obj
-            return
-        w = self.by_label.get(obj.get("worker"))
-        if w is None:
-            self.errors.append(f"object for an unknown worker: {raw[:200]!r}")
-            return
-        if t == "worker":
-            w.outcomes.append((now, obj))
-            return
-        if t != "line":
-            self.errors.append(f"unknown object type: {raw[:200]!r}")
-            return
-        if w.ended:
-            w.errors.append(f"line after its outcome: {raw[:200]!r}")
-        stream = obj.get("stream")
-        text = obj.get("text")
-        if text is None or stream not in ("stdout", "stderr"):
-            w.errors.append(f"line without text (bytes: not UTF-8?) or stream: {raw[:200]!r}")
-            return
-        if w.partial:
-            w.errors.append(f"line after a partial line: {text[:120]!r}")
-        if obj.get("newline") is False:
-            w.partial.append((stream, text))
-            return
-        if text.startswith("P "):
-            f = text.split()
-            if stream != "stdout" or len(f) != 3 or f[1] != w.addr or not f[2].isdigit() or w.first:
-                w.errors.append(f"bad first line: {text!r}")
-                return
-            w.first, w.pid = now, int(f[2])
-            return
-        if text.startswith("D "):
-            if text != f"D {w.addr} {self.cfg.lines}" or stream != "stdout":
-                w.errors.append(f"bad last line: {text!r}")
-            elif w.lines != self.cfg.lines:
-                w.errors.append(f"last line after {w.lines} of {self.cfg.lines} lines")
-            w.done = True
-            return
-        m = LINE.fullmatch(text)
-        if not m or m.group(1) != w.addr:
-            w.errors.append(f"torn or foreign line on {stream}: {text[:160]!r}")
-            return
-        seq = int(m.group(2))
-        if text != expected_line(w.addr, seq):
-            w.errors.append(f"line fails its checksum/payload: {text[:160]!r}")
-            return
-        want = stream_seqs(stream, self.cfg.lines)
-        pos = w.next_pos[stream]
-        if pos >= len(want) or want[pos] != seq:
-            w.errors.append(f"{stream} line {seq} out of order or after a gap "
-                            f"(expected {want[pos] if pos < len(want) else 'none'})")
-        w.next_pos[stream] = pos + 1
-        w.lines += 1
+    def _read_stdout(self, fd: int) -> None:
+        tail = b""
+        with open(self.out_path, "wb") as out:
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+                now = time.monotonic()
+                data = tail + chunk
+                cut = data.rfind(b"\n") + 1
+                tail = data[cut:]
+                for m in LIVE.finditer(data, 0, cut):
+                    if m.group(1) is not None:
+                        w = self.by_label.get(m.group(1).decode())
+                        if w is not None:
+                            with self.lock:
+                                self.live_ended.add(w.index)
+                    else:
+                        w = self.by_label.get(m.group(2).decode())
+                        if w is not None:
+                            with self.lock:
+                                self.live_first.setdefault(w.index, (now, int(m.group(3))))
 
     def _sample(self, pid: int) -> None:
         while not self.stop_event.is_set():
@@ -289,12 +289,14 @@ class Round:
             for line in status.splitlines():
                 if line.startswith(("VmRSS:", "VmHWM:")):
                     vals[line[:5]] = int(line.split()[1])
-            with self.lock:
-                live = sum(1 for w in self.workers if w.first and not w.ended)
-                accounted = all(w.first or w.ended for w in self.workers)
+            try:
+                st = Path(f"/proc/{pid}/stat").read_text()
+                f = st[st.rindex(")") + 2:].split()
+                self.cpu = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, ValueError, IndexError):
+                pass
             if "VmRSS" in vals:
-                self.samples.append((time.monotonic() - self.t0, fds, vals["VmRSS"], vals.get("VmHWM", 0),
-                                     live, accounted))
+                self.samples.append((time.time(), fds, vals["VmRSS"], vals.get("VmHWM", 0)))
             self.stop_event.wait(0.1)
 
     def _inject(self) -> None:
@@ -305,35 +307,37 @@ class Round:
                 break
             now = time.monotonic()
             with self.lock:
-                streaming = sum(1 for w in self.workers if w.first)
+                streaming = len(self.live_first)
+                first = dict(self.live_first)
+                ended = set(self.live_ended)
             if not restart_started and (streaming >= self.restart_when * self.cfg.workers
                                         or now - self.t0 > self.cfg.connect_timeout):
                 restart_started = True
                 threading.Thread(target=self._restart, daemon=True, name="restart").start()
             for f in list(pending):
-                w = self.workers[f.worker]
-                with self.lock:
-                    ended, first, pid = w.ended, w.first, w.pid
-                if ended:
+                if f.worker in ended:
                     f.state, f.why = "missed", "worker ended before its fault was due"
-                elif first is None or now < first + f.offset:
+                elif f.worker not in first or now < first[f.worker][0] + f.offset:
                     continue
                 else:
-                    self._apply(f, w, pid)
+                    self._apply(f, self.workers[f.worker], first[f.worker][1])
                 pending.remove(f)
         for f in pending:
             if f.state == "pending":
                 f.state, f.why = "missed", "round ended first"
 
     def _apply(self, f: Fault, w: Worker, pid: int) -> None:
+        port = self.sf.sshds[w.sshd].port
+        at = time.time()  # the fault starts with the first signal or rule
         try:
             if f.kind in ("kill", "stop"):
+                if not serves(pid, w.addr, port):  # never signal a process on a stale pid
+                    raise ValueError(f"pid {pid} ({cmdline(pid)!r}) no longer holds {w.label}'s connection")
                 faults_mod.kill_session(pid, signal.SIGKILL if f.kind == "kill" else signal.SIGSTOP)
                 f.pid = pid
             else:
-                port = self.sf.sshds[w.sshd].port
                 verdict = "reject with tcp reset" if f.kind == "reset" else "drop"
-                # RSTs are let through: the reset rules must not eat their own RSTs.
+                # RSTs pass: the reset rules must not eat the RSTs they send.
                 not_rst = "tcp flags ! rst " if f.kind == "reset" else ""
                 self.table.add(f'ip daddr {w.addr} tcp dport {port} {not_rst}counter {verdict} '
                                f'comment "w{w.index} in"')
@@ -341,13 +345,18 @@ class Round:
                                f'comment "w{w.index} out"')
         except (ValueError, ProcessLookupError, subprocess.CalledProcessError) as e:
             f.state, f.why = "missed", f"could not apply: {e}"
+            self._event(f"{f.kind} {w.label} missed: {e}")
             return
-        f.state, f.at = "applied", time.monotonic()
+        f.state, f.at = "applied", at
+        self._event(f"{f.kind} {w.label}" + (f" pid {pid}" if f.pid else ""))
 
     def _restart(self) -> None:
+        at = round(time.monotonic() - self.t0, 2)
+        self._event(f"restart sshd{self.restart_sshd}")
         try:
             self.restart_info = self.sf.restart(self.restart_sshd, self.cfg.restart_down)
-            self.restart_info["at"] = round(time.monotonic() - self.t0, 2)
+            self.restart_info["at"] = at
+            self._event(f"restart sshd{self.restart_sshd} done: {self.restart_info}")
         except Exception as e:  # reported as a round error
             self.restart_error = f"restart of sshd {self.restart_sshd} failed: {e}"
 
@@ -360,12 +369,13 @@ class Round:
         self.table.create()
         env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
         env.update(HOME=str(self.sf.home), USER="root", LOGNAME="root", LC_ALL="C.UTF-8", NO_COLOR="1")
-        argv = self.cfg.tpush_args(self.sf.hosts_file)
+        argv = self.cfg.tpush_args(self.sf.hosts_file, self.plan_path)
+        (self.dir / "command").write_text(shlex.join(argv) + "\n")
         self.t0 = time.monotonic()
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
         err_chunks: list[bytes] = []
-        threads = [threading.Thread(target=self._read_stdout, args=(proc.stdout,), daemon=True),
+        threads = [threading.Thread(target=self._read_stdout, args=(proc.stdout.fileno(),), daemon=True),
                    threading.Thread(target=lambda: err_chunks.extend(iter(lambda: proc.stderr.read(65536), b"")),
                                     daemon=True),
                    threading.Thread(target=self._sample, args=(proc.pid,), daemon=True),
@@ -384,6 +394,7 @@ class Round:
                 pass
             proc.wait()
         elapsed = time.monotonic() - self.t0
+        self._event(f"tpush exited {proc.returncode}")
         self.stop_event.set()
         for t in threads:
             t.join(timeout=60)
@@ -392,8 +403,10 @@ class Round:
         # The restart thread may still be bringing its sshd back.
         for t in threading.enumerate():
             if t.name == "restart":
-                t.join(timeout=60)
+                t.join(timeout=120)
         cleanup = self._undo_faults()
+        (self.dir / "events").write_text("\n".join(self.events) + "\n")
+        self._parse_output()
         return self._check(proc.returncode, elapsed, hung, cleanup)
 
     def _hang_evidence(self, pid: int) -> None:
@@ -438,6 +451,77 @@ class Round:
         killed = self.sf.kill_leftovers()
         return {"lingering": len(left), "unexpected": unexpected, "killed": killed}
 
+    # -- the output, object by object --------------------------------------------------
+    def _parse_output(self) -> None:
+        with open(self.out_path, "rb") as f:
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    self.errors.append(f"tpush's output ends without a newline: {raw[:200]!r}")
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    self.errors.append(f"stdout line is not JSON: {raw[:200]!r}")
+                    continue
+                self._take(obj, raw)
+
+    def _take(self, obj: dict, raw: bytes) -> None:
+        t = obj.get("type")
+        if t == "summary":
+            if self.summary is not None:
+                self.errors.append("a second summary object")
+            self.summary = obj
+            return
+        if self.summary is not None:
+            self.errors.append(f"an object after the summary: {raw[:200]!r}")
+        w = self.by_label.get(obj.get("worker"))
+        if w is None:
+            self.errors.append(f"object for an unknown worker: {raw[:200]!r}")
+            return
+        if t == "worker":
+            w.outcomes.append(obj)
+            return
+        if t != "line":
+            self.errors.append(f"unknown object type: {raw[:200]!r}")
+            return
+        if w.ended:
+            w.errors.append(f"line after its outcome: {raw[:200]!r}")
+        stream = obj.get("stream")
+        text = obj.get("text")
+        if text is None or stream not in ("stdout", "stderr"):
+            w.errors.append(f"line without text (bytes: not UTF-8?) or stream: {raw[:200]!r}")
+            return
+        if any(s == stream for s, _ in w.partial):
+            w.errors.append(f"{stream} line after a partial line: {text[:120]!r}")
+        if obj.get("newline") is False:
+            w.partial.append((stream, text))
+            return
+        if text.startswith("P "):
+            f = text.split()
+            if stream != "stdout" or len(f) != 3 or f[1] != w.addr or not f[2].isdigit() or w.first:
+                w.errors.append(f"bad first line: {text!r}")
+                return
+            w.first, w.pid = True, int(f[2])
+            return
+        if text.startswith("D "):
+            if text != f"D {w.addr} {w.want}" or stream != "stdout":
+                w.errors.append(f"bad last line: {text!r}")
+            w.done = True
+            return
+        m = LINE.fullmatch(text)
+        if not m or m.group(1) != w.addr:
+            w.errors.append(f"torn or foreign line on {stream}: {text[:160]!r}")
+            return
+        seq = int(m.group(2))
+        if text != expected_line(w.addr, seq):
+            w.errors.append(f"line fails its checksum/payload: {text[:160]!r}")
+            return
+        pos = w.next_pos[stream]
+        want = stream_seq(stream, pos)
+        if want != seq:
+            w.errors.append(f"{stream} line {seq} out of order or after a gap (expected {want})")
+        w.next_pos[stream] = pos + 1
+        w.lines += 1
+
     # -- checks ------------------------------------------------------------------------
     def _check(self, rc: int, elapsed: float, hung: bool, cleanup: dict) -> dict:
         cfg, errors = self.cfg, list(self.errors)
@@ -448,16 +532,16 @@ class Round:
         for w in self.workers:
             if len(w.outcomes) != 1:
                 errors.append(f"{w.label}: {len(w.outcomes)} outcomes")
-            for _, o in w.outcomes:
+            for o in w.outcomes:
                 outcomes[o["outcome"]] = outcomes.get(o["outcome"], 0) + 1
         if s is None:
             errors.append("no summary object")
         else:
             if s.get("workers") != cfg.workers:
                 errors.append(f"summary counts {s.get('workers')} workers, not {cfg.workers}")
-            for k, v in outcomes.items():
-                if s.get(k) != v:
-                    errors.append(f"summary says {k}={s.get(k)}, the worker objects {v}")
+            for k in set(outcomes) | {"ok", "failed", "unreachable", "timed_out", "lost"}:
+                if s.get(k) != outcomes.get(k, 0):
+                    errors.append(f"summary says {k}={s.get(k)}, the worker objects {outcomes.get(k, 0)}")
             if s.get("exit_code") != rc and not hung:
                 errors.append(f"summary exit_code {s.get('exit_code')} but tpush exited {rc}")
         if rc not in (0, 255) and not hung:
@@ -470,11 +554,12 @@ class Round:
         detect: dict[str, list[float]] = {k: [] for k in KINDS}
         fault_outcomes: dict[str, dict[str, int]] = {k: {} for k in KINDS}
         restart_outcomes: dict[str, int] = {}
+        untouched_failures: list[str] = []
         for w in self.workers:
             errors += [f"{w.label}: {e}" for e in w.errors[:3]]
             if len(w.outcomes) != 1:
                 continue
-            t_end, o = w.outcomes[0]
+            o = w.outcomes[0]
             oc = o["outcome"]
             if o.get("seconds") is not None and o["seconds"] > cfg.worker_limit:
                 errors.append(f"{w.label}: took {o['seconds']}s, past its deadlines ({cfg.worker_limit}s)")
@@ -482,15 +567,16 @@ class Round:
             if w.partial and f is None:
                 errors.append(f"{w.label}: partial line but no fault: {w.partial}")
             for stream, text in w.partial:
-                nxt = stream_seqs(stream, cfg.lines)[w.next_pos[stream]:w.next_pos[stream] + 1]
-                if not nxt or not expected_line(w.addr, nxt[0]).startswith(text):
+                if not expected_line(w.addr, stream_seq(stream, w.next_pos[stream])).startswith(text):
                     errors.append(f"{w.label}: partial {stream} line is not the start of the next one: {text!r}")
             if f is not None:
-                fault_outcomes[f.kind][oc] = fault_outcomes[f.kind].get(oc, 0) + 1
+                why = f"{oc}: {re.sub(r'[0-9.]+s', 'Ns', o['reason'])}"
+                fault_outcomes[f.kind][why] = fault_outcomes[f.kind].get(why, 0) + 1
+                end = w.end_time()
                 if oc == "ok" or w.done:
-                    errors.append(f"{w.label}: {f.kind} at +{f.at - self.t0:.1f}s, yet {oc}: {o['reason']}")
-                else:
-                    latency = t_end - f.at
+                    errors.append(f"{w.label}: {f.kind} applied, yet {oc}: {o['reason']}")
+                elif end is not None:
+                    latency = end - f.at
                     detect[f.kind].append(latency)
                     if latency > cfg.detect_limit:
                         errors.append(f"{w.label}: {f.kind} noticed {latency:.1f}s after the fault "
@@ -498,21 +584,27 @@ class Round:
                 continue
             if w.sshd == restarted:
                 restart_outcomes[oc] = restart_outcomes.get(oc, 0) + 1
-                if oc == "unreachable" and w.lines == 0 and w.first is None:
+                if oc == "unreachable" and w.lines == 0 and not w.first:
                     continue
-            if oc != "ok" or o.get("exit_status") != 0 or not w.done or w.lines != cfg.lines:
+            if oc != "ok" or o.get("exit_status") != 0 or not w.done or w.lines != w.want:
+                untouched_failures.append(w.label)
                 errors.append(f"{w.label}: untouched{' (restarted sshd)' if w.sshd == restarted else ''} "
-                              f"but {oc} ({o['reason']}), {w.lines}/{cfg.lines} lines, done={w.done}")
+                              f"but {oc} ({o['reason']}), {w.lines}/{w.want} lines, done={w.done}")
         for f in self.faults:
             if f.state == "applied" and not f.confirmed:
                 errors.append(f"w{f.worker}: {f.kind} fault applied but not confirmed "
-                              f"(pid {f.pid}: {proc_state(f.pid) if f.pid else 'n/a'})")
+                              f"(pid {f.pid}: {proc_state(f.pid) if f.pid else 'no nft packets'})")
         if cleanup["unexpected"]:
             errors.append(f"server processes left after tpush exited ({self.cfg.drain_seconds:.0f}s drain): "
                           f"{dict(list(cleanup['unexpected'].items())[:5])}")
+        if untouched_failures:
+            self._server_logs(untouched_failures[:5])
 
-        peak = max(self.samples, key=lambda x: x[1]) if self.samples else None
-        excess = [fds - live for (_, fds, _, _, live, acc) in self.samples if acc]
+        # fds beyond live sessions: at each sample, fds minus the workers tpush had started
+        # and not yet ended (by its own started/seconds); a leaked fd per worker grows it.
+        spans = [(w.start_time(), w.end_time()) for w in self.workers]
+        spans = [(a, b) for a, b in spans if a is not None and b is not None]
+        excess = [fds - sum(1 for a, b in spans if a <= t < b) for (t, fds, _, _) in self.samples]
         counts = {k: {"planned": 0, "applied": 0, "confirmed": 0, "missed": 0} for k in KINDS}
         for f in self.faults:
             c = counts[f.kind]
@@ -520,7 +612,7 @@ class Round:
             c["applied"] += f.state == "applied"
             c["confirmed"] += f.confirmed
             c["missed"] += f.state == "missed"
-        missed_why = sorted({f.why for f in self.faults if f.state == "missed"})
+        missed_why = sorted({re.sub(r"\d+", "N", f.why) for f in self.faults if f.state == "missed"})
         return {
             "round": self.number, "ok": not errors, "errors": errors, "exit_code": rc, "hung": hung,
             "seconds": round(elapsed, 1), "outcomes": outcomes, "faults": counts, "missed_why": missed_why,
@@ -529,14 +621,27 @@ class Round:
             "restart": self.restart_info, "restart_outcomes": restart_outcomes,
             "lines": sum(w.lines for w in self.workers),
             "partial_lines": sum(len(w.partial) for w in self.workers),
-            "peak_fds": peak[1] if peak else None,
+            "peak_fds": max((x[1] for x in self.samples), default=None),
             "peak_rss_kib": max((x[2] for x in self.samples), default=None),
             "hwm_kib": self.samples[-1][3] if self.samples else None,
-            "fd_excess_first": excess[0] if excess else None,
-            "fd_excess_last": excess[-1] if excess else None,
+            "fd_excess_median": sorted(excess)[len(excess) // 2] if excess else None,
+            "fd_excess_max": max(excess, default=None),
             "samples": len(self.samples),
             "lingering_server_processes": cleanup["lingering"],
+            "tpush_cpu_seconds": round(self.cpu, 1),
+            "load": self.load + [round(os.getloadavg()[0], 1)],
         }
+
+    def _server_logs(self, labels: list[str]) -> None:
+        """For untouched workers that failed: what their sshd logged about them."""
+        lines = []
+        for label in labels:
+            w = self.by_label[label]
+            log = self.sf.sshds[w.sshd].log
+            for p in sorted(log.parent.glob("sshd.log*")):
+                lines += [f"{label} {p.name}: {l}" for l in p.read_text(errors="replace").splitlines()
+                          if f" on {w.addr} port " in l]
+        (self.dir / "untouched-failures.sshd.log").write_text("\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------------------
@@ -549,24 +654,33 @@ def line_of(r: dict) -> str:
                if rs else "restart -")
     return (f"round {r['round']:2d} {'PASS' if r['ok'] else 'FAIL'} {r['seconds']:5.1f}s exit {r['exit_code']} "
             f"{dict(sorted(r['outcomes'].items()))} faults {applied} {restart} "
-            f"detect≤{max(r['detect_max'].values(), default=0):.1f}s "
-            f"fds {r['peak_fds']} (excess {r['fd_excess_first']}→{r['fd_excess_last']}) "
-            f"rss {r['peak_rss_kib']} KiB hwm {r['hwm_kib']} KiB partial {r['partial_lines']}")
+            f"detect≤{r['detect_max']} "
+            f"fds {r['peak_fds']} (beyond live sessions {r['fd_excess_median']}/{r['fd_excess_max']}) "
+            f"rss {r['peak_rss_kib']} KiB hwm {r['hwm_kib']} KiB partial {r['partial_lines']} "
+            f"tpush cpu {r['tpush_cpu_seconds']}s load {r['load']}")
+
+
+def rss_tolerance(first: dict, cfg: Config) -> int:
+    if cfg.rss_tolerance_kib >= 0:
+        return cfg.rss_tolerance_kib
+    return max(4096, (first.get("hwm_kib") or 0) // 10)
 
 
 def compare(first: dict, last: dict, cfg: Config) -> list[str]:
-    """Resource growth between round 1 and the last round (growth only; less is fine)."""
+    """Resource growth between round 1 and the last round (growth only; less is fine).
+    tpush is a new process per round, so this compares whole runs: equal work, equal use."""
     problems = []
+    rss_tol = rss_tolerance(first, cfg)
     for key, tol, unit in (("peak_fds", cfg.fd_tolerance, "fds"),
-                           ("hwm_kib", cfg.rss_tolerance_kib, "KiB"),
-                           ("peak_rss_kib", cfg.rss_tolerance_kib, "KiB")):
+                           ("hwm_kib", rss_tol, "KiB"),
+                           ("peak_rss_kib", rss_tol, "KiB")):
         a, b = first.get(key), last.get(key)
         if a is None or b is None:
             problems.append(f"{key}: not measured")
         elif b - a > tol:
             problems.append(f"{key}: round {first['round']} {a} {unit}, round {last['round']} {b} {unit} "
                             f"(grew {b - a}, tolerance {tol})")
-    a, b = first.get("fd_excess_last"), last.get("fd_excess_last")
+    a, b = first.get("fd_excess_median"), last.get("fd_excess_median")
     if a is not None and b is not None and b - a > 2:
         problems.append(f"fds beyond live sessions: round {first['round']} {a}, round {last['round']} {b}")
     return problems
@@ -580,23 +694,25 @@ def parse_args(argv) -> Config:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--seed", type=int, default=None, help="default: random (printed)")
     ap.add_argument("--sshds", type=int, default=None, help="default: one per 128 workers, at least 2")
-    ap.add_argument("--lines", type=int, default=200, help="lines each worker prints")
-    ap.add_argument("--interval", type=float, default=0.05, help="seconds between lines")
-    ap.add_argument("--connect-timeout", type=int, default=30, help="tpush --connect-timeout")
-    ap.add_argument("--alive-interval", type=int, default=2, help="tpush --alive-interval")
-    ap.add_argument("--command-timeout", type=int, default=60, help="tpush -u")
+    ap.add_argument("--lines", type=int, default=100, help="lines each worker prints")
+    ap.add_argument("--interval", type=float, default=0.1, help="seconds between lines")
+    ap.add_argument("--connect-timeout", type=int, default=60, help="tpush --connect-timeout")
+    ap.add_argument("--alive-interval", type=int, default=5, help="tpush --alive-interval")
+    ap.add_argument("--command-timeout", type=int, default=90, help="tpush -u")
     ap.add_argument("--kill-pct", type=float, default=10)
     ap.add_argument("--stop-pct", type=float, default=5)
     ap.add_argument("--net-pct", type=float, default=5, help="half reset, half drop")
     ap.add_argument("--restart-down", type=float, default=1.0, help="seconds the restarted sshd is down")
-    ap.add_argument("--detect-margin", type=float, default=6,
+    ap.add_argument("--detect-margin", type=float, default=10,
                     help="seconds allowed beyond 3 x alive-interval to notice a fault")
     ap.add_argument("--hang-margin", type=float, default=60,
                     help="seconds beyond a worker's deadlines before tpush counts as hung")
     ap.add_argument("--drain-seconds", type=float, default=20,
                     help="seconds the server side gets to end after tpush exits")
-    ap.add_argument("--fd-tolerance", type=int, default=16, help="peak fds may grow by this many")
-    ap.add_argument("--rss-tolerance-kib", type=int, default=4096, help="peak RSS may grow by this much")
+    ap.add_argument("--fd-tolerance", type=int, default=None,
+                    help="peak fds may grow by this many (default: 16 or 10%% of the workers)")
+    ap.add_argument("--rss-tolerance-kib", type=int, default=None,
+                    help="peak RSS may grow by this much (default: 4 MiB or 10%% of round 1's)")
     ap.add_argument("--workdir", default=None, help="default: a new /tmp/tpush-soak-*")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--report", default=None, help="write every round's figures here (JSON)")
@@ -610,8 +726,9 @@ def parse_args(argv) -> Config:
         connect_timeout=a.connect_timeout, alive_interval=a.alive_interval,
         command_timeout=a.command_timeout, kill_pct=a.kill_pct, stop_pct=a.stop_pct, net_pct=a.net_pct,
         restart_down=a.restart_down, detect_margin=a.detect_margin, hang_margin=a.hang_margin,
-        drain_seconds=a.drain_seconds, fd_tolerance=a.fd_tolerance,
-        rss_tolerance_kib=a.rss_tolerance_kib, workdir=workdir.resolve(), keep=a.keep,
+        drain_seconds=a.drain_seconds,
+        fd_tolerance=a.fd_tolerance if a.fd_tolerance is not None else max(16, a.workers // 10),
+        rss_tolerance_kib=a.rss_tolerance_kib if a.rss_tolerance_kib is not None else -1, workdir=workdir.resolve(), keep=a.keep,
         report=Path(a.report).resolve() if a.report else None)
 
 
@@ -681,9 +798,9 @@ def main(argv=None) -> int:
     if results:
         a, b = results[0], results[-1]
         print(f"soak: resources round {a['round']} -> {b['round']}: peak fds {a['peak_fds']} -> {b['peak_fds']} "
-              f"(tolerance +{cfg.fd_tolerance}), fds beyond live sessions {a['fd_excess_last']} -> "
-              f"{b['fd_excess_last']}, peak RSS {a['peak_rss_kib']} -> {b['peak_rss_kib']} KiB, "
-              f"VmHWM {a['hwm_kib']} -> {b['hwm_kib']} KiB (tolerance +{cfg.rss_tolerance_kib} KiB)")
+              f"(tolerance +{cfg.fd_tolerance}), fds beyond live sessions (median) {a['fd_excess_median']} -> "
+              f"{b['fd_excess_median']} (tolerance +2), peak RSS {a['peak_rss_kib']} -> {b['peak_rss_kib']} KiB, "
+              f"VmHWM {a['hwm_kib']} -> {b['hwm_kib']} KiB (tolerance +{rss_tolerance(a, cfg)} KiB)")
     for p in end_problems:
         print(f"soak: FAIL: {p}")
     failed |= bool(end_problems) or len(results) < cfg.rounds

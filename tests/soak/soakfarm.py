@@ -127,11 +127,14 @@ class SoakFarm(farm_mod.StartStop):
         return info
 
     def leftovers(self) -> dict[int, str | None]:
-        """Server-side processes still alive: sessions by port, remote commands by marker."""
-        found = server_processes(self.ports, self.listener_pids())
+        """Server-side processes still alive: sessions by port, and remote commands by
+        marker, each with the worker address of the session it runs under (None for a
+        remote command whose session is gone)."""
+        found: dict[int, str | None] = server_processes(self.ports, self.listener_pids())
+        sessions = dict(found)
         for m in self.markers:
             for p in marked_processes(m):
-                found.setdefault(p, None)
+                found.setdefault(p, _session_address(p, sessions))
         return found
 
     def kill_leftovers(self) -> int:
@@ -153,6 +156,18 @@ class SoakFarm(farm_mod.StartStop):
         for s in self.sshds[1:]:
             s.stop()
         self.farm.stop()
+
+
+def _session_address(pid: int, sessions: dict[int, str | None]) -> str | None:
+    """The worker address of the first ancestor of `pid` that is one of `sessions`."""
+    for _ in range(64):
+        if pid in sessions:
+            return sessions[pid]
+        st = farm_mod._proc_stat(pid)
+        if st is None or st[1] <= 1:
+            return None
+        pid = st[1]
+    return None
 
 
 def _is_ours(pid: int, sf: SoakFarm) -> bool:
@@ -215,6 +230,24 @@ def server_processes(ports, exclude=()) -> dict[int, str | None]:
                     found[pid] = addr
                     break
     return found
+
+
+def serves(pid: int, addr: str, port: int) -> bool:
+    """True if process `pid` holds the TCP connection accepted on addr:port (a session's
+    pid read from a worker's output is checked this way before it is signalled)."""
+    inodes = {i for i, a in _tcp_sockets({port}).items() if a == addr}
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:[") and int(target[8:-1]) in inodes:
+            return True
+    return False
 
 
 def proc_state(pid: int) -> str | None:

@@ -1,4 +1,6 @@
-# The soak's remote command: `bash stream.sh LINES INTERVAL` on every worker.
+# The soak's remote command: `bash stream.sh LINES INTERVAL [PLAN LONG]` on every worker.
+# A worker whose address is a line of the file PLAN (the round's faulted workers) prints
+# LONG lines instead of LINES, so it is still streaming whenever its fault comes.
 #
 # Prints, with no fork per line (bash builtins only, so 512 workers at 20 lines/s
 # stay cheap on 2 cores):
@@ -11,14 +13,17 @@
 #                                   H = 2nd*65536 + 3rd*256 + 4th octet of ADDR, E the
 #                                   end mark; SEQ % 10 == 9 goes to stderr, the rest
 #                                   to stdout
-#   D ADDR LINES                    last, on stdout
+#   D ADDR LINES                    last, on stdout (LINES: the count printed)
 #
 # soak.py (valid_line) checks every line against this format, so a torn, partial or
 # mixed-up line is caught. ADDR is the third field of $SSH_CONNECTION, the address the
 # worker was reached at.
-lines=$1 interval=$2
+lines=$1 interval=$2 plan=$3 long=$4
 set -- $SSH_CONNECTION
 addr=$3
+if [[ -n $plan ]]; then
+  while read -r a; do [[ $a == "$addr" ]] && { lines=$long; break; }; done < "$plan"
+fi
 octets=(${addr//./ })
 h=$(( octets[1] * 65536 + octets[2] * 256 + octets[3] ))
 letters=abcdefghijklmnopqrstuvwxyz
