@@ -10,7 +10,7 @@ _tpush_options='
     -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
     --alive-interval --host-key-check --tunnel-through-iap
     -e --env --cd --tty -n --no-stdin --detach --log
-    --label -N --no-prefix -q --quiet -S --summary-always -v --verbose --color
+    --label -N --no-prefix --raw -q --quiet -S --summary-always -v --verbose --color
     -b --gather --leader --json --out-dir --fail-fast'
 
 # Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).

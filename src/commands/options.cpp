@@ -144,6 +144,7 @@ void add_options(CLI::App& app, Options& o, bool& version) {
   option("--label", o.label, "{host,index}", "Prefix lines with the host (default) or the index: w0, w1, ...", out)
       ->check(CLI::IsMember({"host", "index"}));
   flag("-N,--no-prefix", o.no_prefix, "Print lines without the worker prefix", out);
+  flag("--raw", o.raw, "On a terminal too, print workers' bytes as they are (control characters and escape sequences unescaped)", out);
   flag("-q,--quiet", o.quiet, "No summary when every worker succeeded", out);
   flag("-S,--summary-always", o.summary_always, "Summary line for every worker, ok ones too", out);
   // Counted across both parses (before and after a subcommand's name).

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 
 #include "tpush/commands/run_history.h"
 #include "tpush/inventory/node_set.h"
@@ -25,6 +26,13 @@ bool use_color(const std::string& when) {
   if (when == "always") return true;
   if (when == "never") return false;
   return isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) && !util::env_value("NO_COLOR");
+}
+
+// Per stream (stdout, stderr): show workers' control characters escaped, on a
+// terminal, unless --raw or -N (raw lines) asked for the bytes as they are.
+std::array<bool, 2> escapes(const Options& o) {
+  const bool on = !o.raw && !o.no_prefix;
+  return {on && isatty(STDOUT_FILENO) == 1, on && isatty(STDERR_FILENO) == 1};
 }
 
 std::size_t choose_fanout(const Options& o, std::size_t workers) {
@@ -91,7 +99,8 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       fanout_(choose_fanout(o, workers_.size())),
       writer_(STDOUT_FILENO, STDERR_FILENO),
       lines_(writer_, labels_,
-             {!o.no_prefix, use_color(o.color), isatty(STDOUT_FILENO) == 1, isatty(STDERR_FILENO) == 1}),
+             {!o.no_prefix, use_color(o.color), isatty(STDOUT_FILENO) == 1, isatty(STDERR_FILENO) == 1,
+              escapes(o)[0], escapes(o)[1]}),
       status_(labels_, isatty(STDERR_FILENO) == 1 && !o.quiet),
       running_(workers_.size(), 0),
       stopped_(workers_.size(), 0),
@@ -126,7 +135,7 @@ void RunContext::choose_output() {
     json_ = std::make_unique<output::JsonOutput>(writer_, identities());
     sink_ = json_.get();
   } else if (o.gather || o.leader) {
-    gather_ = std::make_unique<output::GatherOutput>(writer_, labels_);
+    gather_ = std::make_unique<output::GatherOutput>(writer_, labels_, escapes(o));
     sink_ = gather_.get();
     if (o.leader) {
       std::size_t leader = 0;

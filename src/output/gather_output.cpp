@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tpush/inventory/node_set.h"
+#include "tpush/output/terminal_text.h"
 
 namespace tpush::output {
 namespace {
@@ -20,8 +21,8 @@ int index_of(fanout::Stream s) { return s == fanout::Stream::out ? 0 : 1; }
 
 }  // namespace
 
-GatherOutput::GatherOutput(Writer& writer, std::vector<std::string> labels)
-    : WriterSink(writer), labels_(std::move(labels)) {
+GatherOutput::GatherOutput(Writer& writer, std::vector<std::string> labels, std::array<bool, 2> escape)
+    : WriterSink(writer), labels_(std::move(labels)), escape_(escape) {
   for (int s = 0; s < 2; ++s) {
     live_[s].resize(labels_.size());
     group_of_[s].assign(labels_.size(), -1);
@@ -97,7 +98,7 @@ void GatherOutput::print(std::optional<std::size_t> leader) {
       if (g.output.empty()) {
         text += "(no output)\n";
       } else {
-        text += g.output;
+        text += escape_[index_of(stream)] ? for_terminal(g.output) : g.output;
         if (g.output.back() != '\n') text += '\n';
       }
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tpush/output/terminal_text.h"
+
 namespace tpush::output {
 namespace {
 
@@ -39,7 +41,8 @@ void LineOutput::emit(std::size_t worker, Stream stream, std::string_view line, 
   auto& out = pending_[index_of(stream)];
   if (opts_.prefix) {
     out += prefixes_[index_of(stream)][worker];
-    out += line;
+    if (stream == Stream::out ? opts_.escape_out : opts_.escape_err) append_for_terminal(out, line);
+    else out += line;
     out += '\n';  // prefixed output is line-oriented: a final partial line gets one
   } else {
     out += line;

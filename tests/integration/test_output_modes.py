@@ -193,15 +193,12 @@ def test_failed_reruns_only_what_did_not_succeed(farm, tpush, tmp_path):
     assert never.returncode == 2 and "no earlier run on these workers" in never.err, str(never)
 
 
-def test_status_line_on_a_terminal_never_tears_a_line(farm, tpush):
-    """On a pty (stdout and stderr both), a run of a few seconds shows the status line, and
-    every output line still arrives whole: the status is erased before each one."""
-    hosts = farm.addresses[:16]
-    cmd = 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo "line $i of $TPUSH_WORKER"; sleep 0.2; done'
+def run_on_pty(tpush, *args) -> tuple[int, bytes]:
+    """Runs tpush with stdout and stderr on one pseudo-terminal; its exit code and every
+    byte it wrote there."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([str(tpush.binary), "-p", str(farm.port), "-w", ",".join(hosts), cmd],
-                            env=tpush.env(), stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                            start_new_session=True)
+    proc = subprocess.Popen([str(tpush.binary), *map(str, args)], env=tpush.env(), stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave, start_new_session=True)
     os.close(slave)
     raw = b""
     while True:
@@ -215,7 +212,16 @@ def test_status_line_on_a_terminal_never_tears_a_line(farm, tpush):
             break
         raw += chunk
     os.close(master)
-    assert proc.wait(timeout=60) == 0
+    return proc.wait(timeout=60), raw
+
+
+def test_status_line_on_a_terminal_never_tears_a_line(farm, tpush):
+    """On a pty (stdout and stderr both), a run of a few seconds shows the status line, and
+    every output line still arrives whole: the status is erased before each one."""
+    hosts = farm.addresses[:16]
+    cmd = 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo "line $i of $TPUSH_WORKER"; sleep 0.2; done'
+    code, raw = run_on_pty(tpush, "-p", farm.port, "-w", ",".join(hosts), cmd)
+    assert code == 0
     text = raw.decode().replace("\r\n", "\n")  # the pty's own newline translation
     status = re.compile(r"\r(?:tpush: \d+/16 done[^\r\n\x1b]*)?\x1b\[K")
     assert re.search(r"\rtpush: \d+/16 done, \d+ running; slowest \S+ \(\d+ s\)\x1b\[K", text), repr(text[-500:])
@@ -231,3 +237,33 @@ def test_status_line_on_a_terminal_never_tears_a_line(farm, tpush):
         seen[m.group(1)].append(m.group(2))
     for i, h in enumerate(hosts):
         assert seen[h] == [f"line {n} of {i}" for n in range(1, 16)]
+
+
+HOSTILE = (r"""printf 'fine\n'; if [ "$TPUSH_WORKER" = 1 ]; then """
+           r"""printf 'ok\r%s: forged\n\033[1A\033[2Kerased\n\033[31mred\n\342\200\256reversed\n' "$1"; """
+           r"""printf 'e\bE\033]0;title\007\n' >&2; fi""")
+
+
+def test_a_hostile_worker_cannot_forge_lines_on_a_terminal(farm, tpush):
+    """On a terminal, worker 1's carriage return, cursor movements and title sequence are
+    shown escaped (^M, ^[), so it cannot overwrite its label or forge worker 0's line;
+    its colour passes and is reset. --raw, and a pipe, get the bytes unchanged."""
+    hosts = farm.addresses[:2]
+    cmd = HOSTILE.replace('"$1"', hosts[0])
+    code, raw = run_on_pty(tpush, "-q", "-p", farm.port, "-w", ",".join(hosts), cmd)
+    assert code == 0, raw
+    text = raw.decode().replace("\r\n", "\n")
+    assert "\r" not in text, repr(text)
+    escapes = re.findall(r"\x1b\[[0-9;]*m|\x1b", text)
+    assert set(escapes) <= {"\x1b[31m", "\x1b[0m"}, repr(text)
+    lines = text.splitlines()
+    assert [l for l in lines if l.startswith(hosts[0] + ":")] == [f"{hosts[0]}: fine"], repr(text)
+    for line in [f"ok^M{hosts[0]}: forged", "^[[1A^[[2Kerased", "\x1b[31mred\x1b[0m",
+                 "<U+202E>reversed", "e^HE^[]0;title^G"]:
+        assert f"{hosts[1]}: {line}" in lines, (line, text)
+
+    code, raw = run_on_pty(tpush, "-q", "--raw", "-p", farm.port, "-w", ",".join(hosts), cmd)
+    assert code == 0 and f"ok\r{hosts[0]}: forged".encode() in raw and b"\x1b[1A" in raw, raw
+    piped = tpush("-p", farm.port, "-w", ",".join(hosts), cmd)
+    assert f"{hosts[1]}: ok\r{hosts[0]}: forged\n".encode() in piped.stdout, str(piped)
+    assert f"{hosts[1]}: e\bE\x1b]0;title\x07\n".encode() in piped.stderr, str(piped)

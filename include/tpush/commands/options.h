@@ -53,7 +53,7 @@ struct Options {
   std::string log_file;                 // --log FILE (with --detach)
   // output
   std::string label = "host";
-  bool no_prefix = false, quiet = false, summary_always = false;
+  bool no_prefix = false, raw = false, quiet = false, summary_always = false;
   int verbose = 0;
   std::string color = "auto";
   bool gather = false;                  // -b: each distinct output once, at the end

@@ -29,7 +29,9 @@ namespace tpush::output {
 
 class GatherOutput final : public WriterSink {
  public:
-  GatherOutput(Writer& writer, std::vector<std::string> labels);
+  // `escape`, per stream (stdout, stderr): the output goes to a terminal, and
+  // is shown escaped (terminal_text.h) so it cannot rewrite a header.
+  GatherOutput(Writer& writer, std::vector<std::string> labels, std::array<bool, 2> escape = {});
 
   void data(std::size_t worker, fanout::Stream stream, std::string_view bytes) override;
   void end(std::size_t worker) override;
@@ -59,6 +61,7 @@ class GatherOutput final : public WriterSink {
   void settle(std::size_t worker, int s);
 
   std::vector<std::string> labels_;
+  std::array<bool, 2> escape_;
   std::array<std::vector<std::string>, 2> live_;  // per stream, per worker: until it ends
   std::array<std::vector<int>, 2> group_of_;      // per stream, per worker: -1 until it ends
   std::array<std::vector<std::string>, 2> distinct_;                        // per stream: each distinct output

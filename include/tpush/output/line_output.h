@@ -26,6 +26,10 @@ struct LineOutputOptions {
   // dshbak and clubak group identical lines of workers of any label width.
   bool align_out = false;
   bool align_err = false;
+  // Show control characters and escape sequences escaped (terminal_text.h),
+  // per stream: a terminal without --raw. Only with a prefix (-N is raw).
+  bool escape_out = false;
+  bool escape_err = false;
 };
 
 class LineOutput final : public WriterSink {
