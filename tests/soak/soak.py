@@ -105,6 +105,7 @@ class Config:
     stop_pct: float
     net_pct: float
     restart_down: float
+    restart_mode: str
     detect_margin: float
     hang_margin: float
     drain_seconds: float
@@ -220,8 +221,11 @@ class Round:
         self.summary: dict | None = None
         self.samples: list[tuple] = []    # (wall time, fds, rss_kib, hwm_kib)
         self.faults = self._plan()
+        # Odd rounds restart softly while workers still connect, even rounds hard while
+        # most of them stream (the trigger: this fraction of the workers streaming).
         self.restart_sshd = self.rng.randrange(sf.count)
-        self.restart_when = self.rng.uniform(0.3, 0.7)  # fraction of workers streaming
+        self.restart_hard = {"soft": False, "hard": True}.get(cfg.restart_mode, number % 2 == 0)
+        self.restart_when = self.rng.uniform(0.5, 0.9) if self.restart_hard else self.rng.uniform(0.0, 0.4)
         self.restart_info: dict | None = None
         self.restart_error: str | None = None
         self.table = NftTable(f"{TABLE_PREFIX}{os.getpid()}_{number}")
@@ -352,9 +356,10 @@ class Round:
 
     def _restart(self) -> None:
         at = round(time.monotonic() - self.t0, 2)
-        self._event(f"restart sshd{self.restart_sshd}")
+        self._event(f"restart sshd{self.restart_sshd} ({'hard' if self.restart_hard else 'soft'})")
         try:
-            self.restart_info = self.sf.restart(self.restart_sshd, self.cfg.restart_down)
+            self.restart_info = self.sf.restart(self.restart_sshd, self.cfg.restart_down, self.restart_hard)
+            self.restart_info["wall"] = time.time()
             self.restart_info["at"] = at
             self._event(f"restart sshd{self.restart_sshd} done: {self.restart_info}")
         except Exception as e:  # reported as a round error
@@ -585,7 +590,13 @@ class Round:
             if w.sshd == restarted:
                 restart_outcomes[oc] = restart_outcomes.get(oc, 0) + 1
                 if oc == "unreachable" and w.lines == 0 and not w.first:
-                    continue
+                    continue  # refused while the sshd was down
+                if oc == "lost" and self.restart_info["mode"] == "hard" and not w.done:
+                    end = w.end_time()
+                    if end is not None and end - self.restart_info["wall"] > cfg.detect_limit:
+                        errors.append(f"{w.label}: its sshd was killed, noticed only "
+                                      f"{end - self.restart_info['wall']:.1f}s later: {o['reason']}")
+                    continue  # its session was killed with its sshd
             if oc != "ok" or o.get("exit_status") != 0 or not w.done or w.lines != w.want:
                 untouched_failures.append(w.label)
                 errors.append(f"{w.label}: untouched{' (restarted sshd)' if w.sshd == restarted else ''} "
@@ -650,7 +661,7 @@ def line_of(r: dict) -> str:
     f = r["faults"]
     applied = " ".join(f"{k}={f[k]['confirmed']}/{f[k]['planned']}" for k in KINDS)
     rs = r["restart"]
-    restart = (f"restart sshd{rs['sshd']}@{rs['at']}s→{dict(sorted(r['restart_outcomes'].items()))}"
+    restart = (f"restart {rs['mode']} sshd{rs['sshd']}@{rs['at']}s→{dict(sorted(r['restart_outcomes'].items()))}"
                if rs else "restart -")
     return (f"round {r['round']:2d} {'PASS' if r['ok'] else 'FAIL'} {r['seconds']:5.1f}s exit {r['exit_code']} "
             f"{dict(sorted(r['outcomes'].items()))} faults {applied} {restart} "
@@ -703,6 +714,9 @@ def parse_args(argv) -> Config:
     ap.add_argument("--stop-pct", type=float, default=5)
     ap.add_argument("--net-pct", type=float, default=5, help="half reset, half drop")
     ap.add_argument("--restart-down", type=float, default=1.0, help="seconds the restarted sshd is down")
+    ap.add_argument("--restart-mode", choices=("soft", "hard", "alternate"), default="alternate",
+                    help="soft: listener only, while workers connect; hard: listener and its sessions "
+                         "killed mid-stream; alternate: soft in odd rounds, hard in even ones")
     ap.add_argument("--detect-margin", type=float, default=10,
                     help="seconds allowed beyond 3 x alive-interval to notice a fault")
     ap.add_argument("--hang-margin", type=float, default=60,
@@ -725,7 +739,7 @@ def parse_args(argv) -> Config:
         sshds=a.sshds or max(2, a.workers // 128), lines=a.lines, interval=a.interval,
         connect_timeout=a.connect_timeout, alive_interval=a.alive_interval,
         command_timeout=a.command_timeout, kill_pct=a.kill_pct, stop_pct=a.stop_pct, net_pct=a.net_pct,
-        restart_down=a.restart_down, detect_margin=a.detect_margin, hang_margin=a.hang_margin,
+        restart_down=a.restart_down, restart_mode=a.restart_mode, detect_margin=a.detect_margin, hang_margin=a.hang_margin,
         drain_seconds=a.drain_seconds,
         fd_tolerance=a.fd_tolerance if a.fd_tolerance is not None else max(16, a.workers // 10),
         rss_tolerance_kib=a.rss_tolerance_kib if a.rss_tolerance_kib is not None else -1, workdir=workdir.resolve(), keep=a.keep,
@@ -760,7 +774,7 @@ def main(argv=None) -> int:
     print(f"soak: each worker prints {cfg.lines} lines every {cfg.interval}s; tpush --json "
           f"--connect-timeout {cfg.connect_timeout} --alive-interval {cfg.alive_interval} "
           f"-u {cfg.command_timeout}; faults per round: kill {cfg.kill_pct}%, stop {cfg.stop_pct}%, "
-          f"reset+drop {cfg.net_pct}%, 1 sshd restart ({cfg.restart_down}s down); limits: detection "
+          f"reset+drop {cfg.net_pct}%, 1 sshd restart ({cfg.restart_mode}, {cfg.restart_down}s down); limits: detection "
           f"{cfg.detect_limit:.0f}s, worker {cfg.worker_limit:.0f}s, round {cfg.round_limit:.0f}s; "
           f"workdir {cfg.workdir}", flush=True)
     results: list[dict] = []

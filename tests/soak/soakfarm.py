@@ -4,8 +4,9 @@
                                     more farm.Sshd on ports of their own, all with the
                                     farm's host keys; worker i is served by sshd i % sshds
                                     (hosts: 127.0.x.y:PORT_k, known_hosts for all of them)
-    SoakFarm.restart(k)             restart sshd k the way `systemctl restart ssh` does:
-                                    the listener only (SIGTERM), sessions live on
+    SoakFarm.restart(k, down, hard) restart sshd k: soft as `systemctl restart ssh` (the
+                                    listener only, sessions live on), hard as a crash
+                                    (the listener and every session it serves killed)
     server_processes(ports)         sshd processes (not listeners) holding a connection on
                                     one of `ports`, with the worker address each serves
     NftTable(name)                  one nft table of ours; rules added one by one while a
@@ -102,25 +103,39 @@ class SoakFarm(farm_mod.StartStop):
                     raise
         raise RuntimeError(f"could not start sshd in {d}: {last}")
 
-    def restart(self, k: int, down: float) -> dict:
-        """Stop sshd k's listener (SIGTERM; its sessions stay), leave the port closed for
-        `down` seconds, start it again on the same port. Returns what happened."""
+    def restart(self, k: int, down: float, hard: bool = False) -> dict:
+        """Restart sshd k on the same port after `down` seconds of outage.
+
+        soft: the listener only (SIGTERM), as `systemctl restart ssh` does: its sessions
+              live on, connects during the outage are refused.
+        hard: as a crash or reboot of that server: the listener is frozen, then it and
+              every process serving a connection on its port (and their remote commands)
+              are SIGKILLed. Returns what happened."""
         s = self.sshds[k]
         old = s.pid
         t0 = time.monotonic()
         if old is None or not alive(old) or str(s.config) not in cmdline(old):
             raise RuntimeError(f"sshd {k} (pid {old}) is not running")
-        os.kill(old, signal.SIGTERM)
+        killed = 0
+        if hard:
+            os.kill(old, signal.SIGSTOP)  # no new sessions while we collect them
+            victims = [p for p in server_processes([s.port], {old})]
+            victims += [p for p in marked_processes(s.marker) if p not in victims]
+            kill_pids(victims + [old])
+            killed = len(victims)
+        else:
+            os.kill(old, signal.SIGTERM)
         try:
             s.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            raise RuntimeError(f"sshd {k} (pid {old}) did not exit on SIGTERM")
+            raise RuntimeError(f"sshd {k} (pid {old}) did not exit")
         stopped = time.monotonic()
         if s.log.exists():  # start() truncates the log: keep the old one
             s.log.rename(s.log.with_name(f"sshd.log.{len(self.restarts)}"))
         time.sleep(down)  # the deliberate outage: connects now are refused
         s.start(worker_address(k))
-        info = {"sshd": k, "port": s.port, "old_pid": old, "new_pid": s.pid,
+        info = {"sshd": k, "mode": "hard" if hard else "soft", "port": s.port, "old_pid": old,
+                "new_pid": s.pid, "sessions_killed": killed,
                 "down_seconds": round(time.monotonic() - stopped, 2),
                 "took_seconds": round(time.monotonic() - t0, 2)}
         self.restarts.append(info)
