@@ -106,6 +106,8 @@ class Config:
     net_pct: float
     restart_down: float
     restart_mode: str
+    farm_nice: int
+    tpush_nice: int
     detect_margin: float
     hang_margin: float
     drain_seconds: float
@@ -332,27 +334,42 @@ class Round:
 
     def _apply(self, f: Fault, w: Worker, pid: int) -> None:
         port = self.sf.sshds[w.sshd].port
-        at = time.time()  # the fault starts with the first signal or rule
         try:
+            # Never signal a stale pid, nor fault a connection that is over (the soak
+            # itself may lag behind on a loaded machine).
+            if not serves(pid, w.addr, port):
+                raise ValueError(f"pid {pid} ({cmdline(pid)!r}) no longer holds {w.label}'s connection")
+            at = time.time()  # a signal is in effect at once; nft rules from their commit
             if f.kind in ("kill", "stop"):
-                if not serves(pid, w.addr, port):  # never signal a process on a stale pid
-                    raise ValueError(f"pid {pid} ({cmdline(pid)!r}) no longer holds {w.label}'s connection")
                 faults_mod.kill_session(pid, signal.SIGKILL if f.kind == "kill" else signal.SIGSTOP)
                 f.pid = pid
+                f.confirmed = self._took_effect(f)
             else:
                 verdict = "reject with tcp reset" if f.kind == "reset" else "drop"
                 # RSTs pass: the reset rules must not eat the RSTs they send.
                 not_rst = "tcp flags ! rst " if f.kind == "reset" else ""
                 self.table.add(f'ip daddr {w.addr} tcp dport {port} {not_rst}counter {verdict} '
-                               f'comment "w{w.index} in"')
-                self.table.add(f'ip saddr {w.addr} tcp sport {port} {not_rst}counter {verdict} '
+                               f'comment "w{w.index} in"',
+                               f'ip saddr {w.addr} tcp sport {port} {not_rst}counter {verdict} '
                                f'comment "w{w.index} out"')
+                at = time.time()
         except (ValueError, ProcessLookupError, subprocess.CalledProcessError) as e:
             f.state, f.why = "missed", f"could not apply: {e}"
             self._event(f"{f.kind} {w.label} missed: {e}")
             return
         f.state, f.at = "applied", at
         self._event(f"{f.kind} {w.label}" + (f" pid {pid}" if f.pid else ""))
+
+    @staticmethod
+    def _took_effect(f: Fault) -> bool:
+        """A killed session is gone (or a zombie), a stopped one in state T, within 2 s."""
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            state = proc_state(f.pid)
+            if (f.kind == "kill" and state in (None, "Z", "X")) or (f.kind == "stop" and state in ("T", "t")):
+                return True
+            time.sleep(0.01)
+        return False
 
     def _restart(self) -> None:
         at = round(time.monotonic() - self.t0, 2)
@@ -377,8 +394,10 @@ class Round:
         argv = self.cfg.tpush_args(self.sf.hosts_file, self.plan_path)
         (self.dir / "command").write_text(shlex.join(argv) + "\n")
         self.t0 = time.monotonic()
+        nice = self.cfg.tpush_nice
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=(lambda: os.setpriority(os.PRIO_PROCESS, 0, nice)) if nice else None)
         err_chunks: list[bytes] = []
         threads = [threading.Thread(target=self._read_stdout, args=(proc.stdout.fileno(),), daemon=True),
                    threading.Thread(target=lambda: err_chunks.extend(iter(lambda: proc.stderr.read(65536), b"")),
@@ -425,12 +444,7 @@ class Round:
     def _undo_faults(self) -> dict:
         """Confirm the faults happened, undo them, and wait for the server side to drain."""
         for f in self.faults:
-            if f.state != "applied":
-                continue
-            if f.kind == "kill":
-                f.confirmed = not farm_mod.alive(f.pid)
-            elif f.kind == "stop":
-                f.confirmed = proc_state(f.pid) in ("T", "t")
+            if f.state == "applied" and f.kind == "stop":
                 try:
                     os.kill(f.pid, signal.SIGCONT)
                 except ProcessLookupError:
@@ -449,7 +463,7 @@ class Round:
         end = time.monotonic() + self.cfg.drain_seconds
         while True:
             left = self.sf.leftovers()
-            unexpected = {p: a for p, a in left.items() if a not in dropped}
+            unexpected = {p: (a, cmdline(p)) for p, a in left.items() if a not in dropped}
             if not unexpected or time.monotonic() > end:
                 break
             time.sleep(0.2)
@@ -607,7 +621,8 @@ class Round:
                               f"(pid {f.pid}: {proc_state(f.pid) if f.pid else 'no nft packets'})")
         if cleanup["unexpected"]:
             errors.append(f"server processes left after tpush exited ({self.cfg.drain_seconds:.0f}s drain): "
-                          f"{dict(list(cleanup['unexpected'].items())[:5])}")
+                          + ", ".join(f"{p} {a or 'no session'} {c[:60]!r}"
+                                      for p, (a, c) in list(cleanup["unexpected"].items())[:5]))
         if untouched_failures:
             self._server_logs(untouched_failures[:5])
 
@@ -717,6 +732,10 @@ def parse_args(argv) -> Config:
     ap.add_argument("--restart-mode", choices=("soft", "hard", "alternate"), default="alternate",
                     help="soft: listener only, while workers connect; hard: listener and its sessions "
                          "killed mid-stream; alternate: soft in odd rounds, hard in even ones")
+    ap.add_argument("--farm-nice", type=int, default=10,
+                    help="niceness of the sshds and their sessions: on one small machine the farm's "
+                         "hundreds of processes would otherwise starve the one tpush process")
+    ap.add_argument("--tpush-nice", type=int, default=0, help="niceness of tpush")
     ap.add_argument("--detect-margin", type=float, default=10,
                     help="seconds allowed beyond 3 x alive-interval to notice a fault")
     ap.add_argument("--hang-margin", type=float, default=60,
@@ -739,7 +758,8 @@ def parse_args(argv) -> Config:
         sshds=a.sshds or max(2, a.workers // 128), lines=a.lines, interval=a.interval,
         connect_timeout=a.connect_timeout, alive_interval=a.alive_interval,
         command_timeout=a.command_timeout, kill_pct=a.kill_pct, stop_pct=a.stop_pct, net_pct=a.net_pct,
-        restart_down=a.restart_down, restart_mode=a.restart_mode, detect_margin=a.detect_margin, hang_margin=a.hang_margin,
+        restart_down=a.restart_down, restart_mode=a.restart_mode, farm_nice=a.farm_nice,
+        tpush_nice=a.tpush_nice, detect_margin=a.detect_margin, hang_margin=a.hang_margin,
         drain_seconds=a.drain_seconds,
         fd_tolerance=a.fd_tolerance if a.fd_tolerance is not None else max(16, a.workers // 10),
         rss_tolerance_kib=a.rss_tolerance_kib if a.rss_tolerance_kib is not None else -1, workdir=workdir.resolve(), keep=a.keep,
@@ -780,7 +800,7 @@ def main(argv=None) -> int:
     results: list[dict] = []
     t_start = time.monotonic()
     failed = False
-    sf = SoakFarm(cfg.workdir / "farm", cfg.workers, cfg.sshds)
+    sf = SoakFarm(cfg.workdir / "farm", cfg.workers, cfg.sshds, cfg.farm_nice)
     try:
         sf.start()
         print(f"soak: farm up: sshd ports {sf.ports}", flush=True)

@@ -34,7 +34,7 @@ from farm import Farm, Sshd, alive, cmdline, free_port, kill_pids, known_hosts_l
 
 
 class SoakFarm(farm_mod.StartStop):
-    def __init__(self, directory, workers: int, sshds: int):
+    def __init__(self, directory, workers: int, sshds: int, nice: int = 0):
         if sshds < 1 or sshds > workers:
             raise ValueError("need 1 <= sshds <= workers")
         self.dir = Path(directory).resolve()
@@ -43,6 +43,7 @@ class SoakFarm(farm_mod.StartStop):
         self.sshds: list[Sshd] = []
         self.hosts_file = self.dir / "soak-hosts"
         self.restarts: list[dict] = []
+        self.nice = nice  # each sshd's niceness; its sessions inherit it
 
     # -- facts -------------------------------------------------------------------------
     @property
@@ -77,6 +78,7 @@ class SoakFarm(farm_mod.StartStop):
     def start(self) -> "SoakFarm":
         self.farm.start()
         self.sshds = [self.farm.sshd]
+        self._renice(self.farm.sshd)
         for k in range(1, self.count):
             d = self.dir / f"sshd{k}"
             d.mkdir(parents=True, exist_ok=True)
@@ -96,7 +98,7 @@ class SoakFarm(farm_mod.StartStop):
         for _ in range(5):  # someone may take the free port before sshd binds it
             s = Sshd(d, "0.0.0.0", free_port(), self.farm.authorized_keys)
             try:
-                return s.start(worker_address(0))
+                return self._renice(s.start(worker_address(0)))
             except (RuntimeError, TimeoutError) as e:
                 last = e
                 if "Address already in use" not in str(e):
@@ -133,13 +135,18 @@ class SoakFarm(farm_mod.StartStop):
         if s.log.exists():  # start() truncates the log: keep the old one
             s.log.rename(s.log.with_name(f"sshd.log.{len(self.restarts)}"))
         time.sleep(down)  # the deliberate outage: connects now are refused
-        s.start(worker_address(k))
+        self._renice(s.start(worker_address(k)))
         info = {"sshd": k, "mode": "hard" if hard else "soft", "port": s.port, "old_pid": old,
                 "new_pid": s.pid, "sessions_killed": killed,
                 "down_seconds": round(time.monotonic() - stopped, 2),
                 "took_seconds": round(time.monotonic() - t0, 2)}
         self.restarts.append(info)
         return info
+
+    def _renice(self, s: Sshd) -> Sshd:
+        if self.nice:
+            os.setpriority(os.PRIO_PROCESS, s.pid, self.nice)
+        return s
 
     def leftovers(self) -> dict[int, str | None]:
         """Server-side processes still alive: sessions by port, and remote commands by
@@ -298,9 +305,12 @@ class NftTable:
              "{ type filter hook input priority 0; policy accept; }")
         return self
 
-    def add(self, rule: str) -> None:
-        _nft("add", "rule", "inet", self.name, "input", rule)  # nft parses the one string
-        self.rules.append(rule)
+    def add(self, *rules: str) -> None:
+        """Add `rules` in one transaction: they take effect together."""
+        script = "".join(f"add rule inet {self.name} input {r}\n" for r in rules)
+        subprocess.run(["nft", "-f", "-"], input=script, check=True, capture_output=True, text=True,
+                       timeout=60)
+        self.rules += rules
 
     def counters(self) -> list[tuple[str, int]]:
         """(rule text, packets matched) for every rule, in order."""
