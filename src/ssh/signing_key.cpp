@@ -108,6 +108,51 @@ EVP_PKEY* ecdsa_key(wire::Reader& r) {
   return key_from_params("EC", bld.get());
 }
 
+// The public key blob of a decoded key, as a .pub file holds it; nullopt for a
+// type tpush does not sign with.
+std::optional<std::string> public_blob_of(EVP_PKEY* key) {
+  std::string blob;
+  if (EVP_PKEY_is_a(key, "ED25519")) {
+    unsigned char pub[32];
+    std::size_t len = sizeof pub;
+    if (EVP_PKEY_get_raw_public_key(key, pub, &len) != 1) return std::nullopt;
+    wire::put_string(blob, "ssh-ed25519");
+    wire::put_string(blob, std::string_view(reinterpret_cast<const char*>(pub), len));
+    return blob;
+  }
+  if (EVP_PKEY_is_a(key, "RSA")) {
+    BIGNUM *n = nullptr, *e = nullptr;
+    const bool ok = EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_N, &n) == 1 &&
+                    EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_E, &e) == 1;
+    if (ok) {
+      wire::put_string(blob, "ssh-rsa");
+      wire::put_mpint(blob, bignum_bytes(e));
+      wire::put_mpint(blob, bignum_bytes(n));
+    }
+    BN_free(n);
+    BN_free(e);
+    if (!ok) return std::nullopt;
+    return blob;
+  }
+  if (EVP_PKEY_is_a(key, "EC")) {
+    char group[64];
+    unsigned char point[160];
+    std::size_t group_len = 0, point_len = 0;
+    if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &group_len) != 1 ||
+        EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof point, &point_len) != 1)
+      return std::nullopt;
+    const Curve* curve = nullptr;
+    for (const auto& c : kCurves)
+      if (std::string_view(group, group_len) == c.openssl_group) curve = &c;
+    if (!curve) return std::nullopt;
+    wire::put_string(blob, "ecdsa-sha2-" + std::string(curve->ssh_name));
+    wire::put_string(blob, curve->ssh_name);
+    wire::put_string(blob, std::string_view(reinterpret_cast<const char*>(point), point_len));
+    return blob;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> openssh_key_contents(std::string_view text) {
@@ -128,6 +173,8 @@ SigningKey::SigningKey(EVP_PKEY* key, Type type, std::string public_blob)
     : key_(key, &EVP_PKEY_free), type_(type), public_blob_(std::move(public_blob)) {}
 
 std::optional<SigningKey> SigningKey::parse(std::string_view text, const std::string& passphrase) {
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(nullptr, &EVP_PKEY_free);
+  std::optional<std::string> header_blob;  // an OpenSSH-format file's public key
   if (const auto contents = openssh_key_contents(text)) {
     // cipher, kdf, kdf options, key count, public key, private section:
     // check, check, type, key fields, comment, padding.
@@ -138,6 +185,7 @@ std::optional<SigningKey> SigningKey::parse(std::string_view text, const std::st
     const auto count = r.u32();
     const auto public_blob = r.string(), private_section = r.string();
     if (!private_section || cipher != "none" || count != 1u) return std::nullopt;
+    header_blob = std::string(*public_blob);
     wire::Reader p(*private_section);
     const auto check1 = p.u32(), check2 = p.u32();
     const auto type = p.string();
@@ -146,79 +194,38 @@ std::optional<SigningKey> SigningKey::parse(std::string_view text, const std::st
       p.string();  // the public key again
       const auto seed_and_pub = p.string();
       if (!seed_and_pub || seed_and_pub->size() != 64) return std::nullopt;
-      EVP_PKEY* key = EVP_PKEY_new_raw_private_key(
-          EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(seed_and_pub->data()), 32);
-      if (!key) return std::nullopt;
-      return SigningKey(key, Type::ed25519, std::string(*public_blob));
+      key.reset(EVP_PKEY_new_raw_private_key(
+          EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(seed_and_pub->data()), 32));
+    } else if (*type == "ssh-rsa") {
+      key.reset(rsa_key(p));
+    } else if (type->substr(0, 11) == "ecdsa-sha2-") {
+      key.reset(ecdsa_key(p));
     }
-    if (*type == "ssh-rsa") {
-      if (EVP_PKEY* key = rsa_key(p)) return SigningKey(key, Type::rsa, std::string(*public_blob));
-      return std::nullopt;
-    }
-    if (type->substr(0, 11) == "ecdsa-sha2-") {
-      if (EVP_PKEY* key = ecdsa_key(p)) return SigningKey(key, Type::ecdsa, std::string(*public_blob));
-      return std::nullopt;
-    }
-    return std::nullopt;
+  } else {
+    if (text.find("-----BEGIN ") == std::string_view::npos) return std::nullopt;
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())),
+                                                 &BIO_free);
+    // Always a callback: without one OpenSSL would prompt on the terminal itself.
+    auto give_passphrase = [](char* buf, int size, int, void* user) -> int {
+      const auto* pass = static_cast<const std::string*>(user);
+      if (pass->empty() || static_cast<int>(pass->size()) > size) return 0;
+      std::memcpy(buf, pass->data(), pass->size());
+      return static_cast<int>(pass->size());
+    };
+    if (bio)
+      key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, give_passphrase, const_cast<std::string*>(&passphrase)));
+    ERR_clear_error();
   }
-
-  if (text.find("-----BEGIN ") == std::string_view::npos) return std::nullopt;
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())),
-                                               &BIO_free);
-  // Always a callback: without one OpenSSL would prompt on the terminal itself.
-  auto give_passphrase = [](char* buf, int size, int, void* user) -> int {
-    const auto* pass = static_cast<const std::string*>(user);
-    if (pass->empty() || static_cast<int>(pass->size()) > size) return 0;
-    std::memcpy(buf, pass->data(), pass->size());
-    return static_cast<int>(pass->size());
-  };
-  EVP_PKEY* key = bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, give_passphrase,
-                                                const_cast<std::string*>(&passphrase))
-                      : nullptr;
-  ERR_clear_error();
   if (!key) return std::nullopt;
-  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> owned(key, &EVP_PKEY_free);
 
-  std::string blob;
-  if (EVP_PKEY_is_a(key, "ED25519")) {
-    unsigned char pub[32];
-    std::size_t len = sizeof pub;
-    if (EVP_PKEY_get_raw_public_key(key, pub, &len) != 1) return std::nullopt;
-    wire::put_string(blob, "ssh-ed25519");
-    wire::put_string(blob, std::string_view(reinterpret_cast<const char*>(pub), len));
-    return SigningKey(owned.release(), Type::ed25519, std::move(blob));
-  }
-  if (EVP_PKEY_is_a(key, "RSA")) {
-    BIGNUM *n = nullptr, *e = nullptr;
-    const bool ok = EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_N, &n) == 1 &&
-                    EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_E, &e) == 1;
-    if (ok) {
-      wire::put_string(blob, "ssh-rsa");
-      wire::put_mpint(blob, bignum_bytes(e));
-      wire::put_mpint(blob, bignum_bytes(n));
-    }
-    BN_free(n);
-    BN_free(e);
-    if (!ok) return std::nullopt;
-    return SigningKey(owned.release(), Type::rsa, std::move(blob));
-  }
-  if (EVP_PKEY_is_a(key, "EC")) {
-    char group[64];
-    unsigned char point[160];
-    std::size_t group_len = 0, point_len = 0;
-    if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &group_len) != 1 ||
-        EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof point, &point_len) != 1)
-      return std::nullopt;
-    const Curve* curve = nullptr;
-    for (const auto& c : kCurves)
-      if (std::string_view(group, group_len) == c.openssl_group) curve = &c;
-    if (!curve) return std::nullopt;
-    wire::put_string(blob, "ecdsa-sha2-" + std::string(curve->ssh_name));
-    wire::put_string(blob, curve->ssh_name);
-    wire::put_string(blob, std::string_view(reinterpret_cast<const char*>(point), point_len));
-    return SigningKey(owned.release(), Type::ecdsa, std::move(blob));
-  }
-  return std::nullopt;
+  const std::optional<std::string> blob = public_blob_of(key.get());
+  if (!blob) return std::nullopt;
+  // An OpenSSH file's public key must be its private key's own, as OpenSSH checks:
+  // a file whose halves disagree would offer one key and sign with another.
+  if (header_blob && *header_blob != *blob) return std::nullopt;
+  const std::string type = wire::blob_type(*blob);
+  const Type kind = type == "ssh-ed25519" ? Type::ed25519 : type == "ssh-rsa" ? Type::rsa : Type::ecdsa;
+  return SigningKey(key.release(), kind, *blob);
 }
 
 std::optional<std::string> SigningKey::sign_userauth_request(std::string_view data) const {

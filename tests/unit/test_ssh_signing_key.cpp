@@ -128,3 +128,34 @@ TEST_CASE("a request that is not a userauth request is not signed") {
   CHECK_FALSE(key->sign_userauth_request(""));
   CHECK_FALSE(key->sign_userauth_request(std::string(3, '\0')));
 }
+
+TEST_CASE("an OpenSSH key whose public half is not its private key's is refused (fuzz)") {
+  if (!have_ssh_keygen()) {
+    MESSAGE("ssh-keygen not installed: skipped");
+    return;
+  }
+  KeyDir d;
+  const fs::path key = d.generate("k", "-t ed25519 -N ''"), other = d.generate("other", "-t ed25519 -N ''");
+  // The file again, with `public_blob` in place of its header's public key.
+  const auto with_header_key = [&](const std::string& public_blob) {
+    using namespace tpush::ssh::wire;
+    const auto contents = tpush::ssh::openssh_key_contents(read_file(key));
+    REQUIRE(contents);
+    Reader r(*contents);
+    std::string rebuilt("openssh-key-v1\0", 15);
+    for (int i = 0; i < 3; ++i) put_string(rebuilt, *r.string());  // cipher, kdf, kdf options
+    put_u32(rebuilt, *r.u32());
+    r.string();
+    put_string(rebuilt, public_blob);
+    put_string(rebuilt, *r.string());  // the private section
+    return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + tpush::util::base64_encode(rebuilt) +
+           "\n-----END OPENSSH PRIVATE KEY-----\n";
+  };
+  REQUIRE(SigningKey::parse(with_header_key(pub_blob(key)), ""));
+  // Another key's public half: tpush would offer one key and sign with the other.
+  CHECK_FALSE(SigningKey::parse(with_header_key(pub_blob(other)), ""));
+  // What the fuzzer found: one byte of the header's key type name changed.
+  std::string damaged = pub_blob(key);
+  damaged[7] = '\x88';
+  CHECK_FALSE(SigningKey::parse(with_header_key(damaged), ""));
+}
