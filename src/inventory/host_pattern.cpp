@@ -142,7 +142,7 @@ std::vector<std::string> expand_range_group(string_view content, string_view ite
       if (!all_digits(number)) {
         fail(item, in_quotes(number) + " in " + group + " is not a number (" + std::string(kRangeHint) + ")");
       }
-      if (number.size() > 18) {
+      if (number.size() > max_range_digits) {
         fail(item, "number " + in_quotes(number) + " in " + group + " is too long");
       }
     }
@@ -152,7 +152,7 @@ std::vector<std::string> expand_range_group(string_view content, string_view ite
         fail(item, "step in " + in_quotes(term) + " needs a range (write " + escape_for_message(lo) + "-N/" +
                        escape_for_message(step_text) + ")");
       }
-      if (!all_digits(step_text) || step_text.size() > 18 || to_number(step_text) == 0) {
+      if (!all_digits(step_text) || step_text.size() > max_range_digits || to_number(step_text) == 0) {
         fail(item, "bad step " + in_quotes(step_text) + " in " + group +
                        " (a step is a whole number from 1, as in [1-9/2])");
       }

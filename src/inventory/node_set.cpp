@@ -260,6 +260,13 @@ void split_label(string_view label, string& key, Pattern& shape, std::vector<str
     }
     std::size_t end = i;
     while (end < host.size() && is_digit(host[end])) ++end;
+    if (end - i > max_range_digits) {
+      // Too long for a bracket group, which could not be read back: literal.
+      shape.pieces.back() += host.substr(i, end - i);
+      key += host.substr(i, end - i);
+      i = end;
+      continue;
+    }
     numbers.emplace_back(host.substr(i, end - i));
     shape.pieces.emplace_back();
     key += "%s";

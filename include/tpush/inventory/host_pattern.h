@@ -20,6 +20,10 @@ namespace tpush::inventory {
 // allocation.
 inline constexpr std::size_t max_expanded_hosts = 1'000'000;
 
+// The most digits a number in a bracket group (or a step) may have; a name may
+// hold longer digit runs, outside brackets.
+inline constexpr std::size_t max_range_digits = 18;
+
 // A host part such as "rack[1-2]-node[01-03]": literal pieces and bracket groups;
 // its names are their product, leftmost varying slowest. A lower bound written
 // with a leading zero sets the width ([01-10] -> 01..10); [1-9/2] steps; blanks in

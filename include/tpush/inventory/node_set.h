@@ -6,7 +6,9 @@
 // How a label folds:
 //   * Every run of digits is a number; labels that differ only in their numbers
 //     share a pattern (`s%sw%s` for `s1w3`) and fold together. Numbers keep their
-//     padding: `01` and `1` are different numbers, as in nodeset.
+//     padding: `01` and `1` are different numbers, as in nodeset. A run of more
+//     than 18 digits (max_range_digits, too long for a bracket group) is literal
+//     text, where nodeset would fold it.
 //   * One number per pattern folds into ranges: `n[1-3,5]`. Several numbers fold
 //     the way nodeset does: a set that varies in one position folds into one
 //     product (`s0w[0-3]`); otherwise nodeset's greedy pairwise merge gives a
