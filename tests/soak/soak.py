@@ -444,6 +444,10 @@ class Round:
     def _undo_faults(self) -> dict:
         """Confirm the faults happened, undo them, and wait for the server side to drain."""
         for f in self.faults:
+            if f.state == "applied" and f.kind in ("kill", "stop"):
+                # A signal not seen to act within 2 s (a loaded machine) may have since.
+                state = proc_state(f.pid)
+                f.confirmed |= state in ((None, "Z", "X") if f.kind == "kill" else ("T", "t"))
             if f.state == "applied" and f.kind == "stop":
                 try:
                     os.kill(f.pid, signal.SIGCONT)
@@ -467,8 +471,32 @@ class Round:
             if not unexpected or time.monotonic() > end:
                 break
             time.sleep(0.2)
+        if unexpected:
+            self._describe(unexpected)
         killed = self.sf.kill_leftovers()
         return {"lingering": len(left), "unexpected": unexpected, "killed": killed}
+
+    def _describe(self, pids) -> None:
+        """leftovers.txt: each leftover process with its ancestors and, for a watchdog
+        `tail --pid=N`, the process it waits for."""
+        out = []
+        for pid in pids:
+            chain, p = [], pid
+            for _ in range(8):
+                st = farm_mod._proc_stat(p)
+                if st is None:
+                    break
+                chain.append(f"{p}[{st[0]}] {cmdline(p)[:70]!r}")
+                if st[1] <= 1:
+                    break
+                p = st[1]
+            out.append(" <- ".join(chain))
+            m = re.search(r"tail --pid=(\d+)", cmdline(pid))
+            if m:
+                w = int(m.group(1))
+                st = farm_mod._proc_stat(w)
+                out.append(f"    waits for {w}: {st} {cmdline(w)[:70]!r}")
+        (self.dir / "leftovers.txt").write_text("\n".join(out) + "\n")
 
     # -- the output, object by object --------------------------------------------------
     def _parse_output(self) -> None:

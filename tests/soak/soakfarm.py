@@ -135,13 +135,32 @@ class SoakFarm(farm_mod.StartStop):
         if s.log.exists():  # start() truncates the log: keep the old one
             s.log.rename(s.log.with_name(f"sshd.log.{len(self.restarts)}"))
         time.sleep(down)  # the deliberate outage: connects now are refused
-        self._renice(s.start(worker_address(k)))
+        self._relaunch(s)
         info = {"sshd": k, "mode": "hard" if hard else "soft", "port": s.port, "old_pid": old,
                 "new_pid": s.pid, "sessions_killed": killed,
                 "down_seconds": round(time.monotonic() - stopped, 2),
                 "took_seconds": round(time.monotonic() - t0, 2)}
         self.restarts.append(info)
         return info
+
+    def _relaunch(self, s: Sshd, timeout: float = 120) -> None:
+        """Start a stopped sshd again with its unchanged config. Ready when its port
+        listens: a loaded machine may take seconds to fork the first banner, longer than
+        farm.wait_for_banner's one-second tries, and a failed Sshd.start() would kill
+        every session the new sshd already serves."""
+        s.proc = subprocess.Popen(
+            [farm_mod.SSHD, "-D", "-f", str(s.config), "-E", str(s.log)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=farm_mod._raise_nofile)
+        s.pid = s.proc.pid
+        self._renice(s)
+        end = time.monotonic() + timeout
+        while s.port not in _listening_ports():
+            if s.proc.poll() is not None:
+                raise RuntimeError(f"sshd exited with {s.proc.returncode}: {farm_mod.tail(s.log)}")
+            if time.monotonic() > end:
+                raise TimeoutError(f"sshd on port {s.port} not listening after {timeout:.0f}s")
+            time.sleep(0.05)
 
     def _renice(self, s: Sshd) -> Sshd:
         if self.nice:
@@ -150,13 +169,13 @@ class SoakFarm(farm_mod.StartStop):
 
     def leftovers(self) -> dict[int, str | None]:
         """Server-side processes still alive: sessions by port, and remote commands by
-        marker, each with the worker address of the session it runs under (None for a
-        remote command whose session is gone)."""
+        marker, each with its worker's address (from the session it runs under, else
+        from its $SSH_CONNECTION)."""
         found: dict[int, str | None] = server_processes(self.ports, self.listener_pids())
         sessions = dict(found)
         for m in self.markers:
             for p in marked_processes(m):
-                found.setdefault(p, _session_address(p, sessions))
+                found.setdefault(p, _session_address(p, sessions) or _connection_address(p))
         return found
 
     def kill_leftovers(self) -> int:
@@ -192,6 +211,20 @@ def _session_address(pid: int, sessions: dict[int, str | None]) -> str | None:
     return None
 
 
+def _connection_address(pid: int) -> str | None:
+    """The worker address in a remote process's $SSH_CONNECTION (kept by processes whose
+    session parent is gone, such as tpush's remote watchdog)."""
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    for item in env:
+        if item.startswith(b"SSH_CONNECTION="):
+            f = item.split(b"=", 1)[1].split()
+            return f[2].decode() if len(f) == 4 else None
+    return None
+
+
 def _is_ours(pid: int, sf: SoakFarm) -> bool:
     """A last check before SIGKILL: an sshd child on our ports or a marked remote command."""
     cl = cmdline(pid)
@@ -222,6 +255,19 @@ def _tcp_sockets(ports: set[int]) -> dict[int, str]:
         ip = socket.inet_ntoa(struct.pack("<I", int(ip_hex, 16)))
         out[int(f[9])] = ip
     return out
+
+
+def _listening_ports() -> set[int]:
+    ports = set()
+    try:
+        rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return ports
+    for row in rows:
+        f = row.split()
+        if f[3] == "0A":
+            ports.add(int(f[1].split(":")[1], 16))
+    return ports
 
 
 def server_processes(ports, exclude=()) -> dict[int, str | None]:
