@@ -139,9 +139,10 @@ class Config:
 
     @property
     def long_lines(self) -> int:
-        """Lines a faulted worker prints: enough to be streaming whenever its fault
-        comes (faults are due at most 0.6 x the stream after its first line), within -u."""
-        return int(max(self.lines, min(3 * self.lines, 0.75 * self.command_timeout / self.interval)))
+        """Lines a faulted worker prints: for 3/4 of -u, so it is still streaming when its
+        fault comes (due at most 0.6 x the normal stream after its first line reached the
+        soak) even on a machine so loaded that tpush's output lags tens of seconds."""
+        return int(max(self.lines, 0.75 * self.command_timeout / self.interval))
 
     def tpush_args(self, hosts_file: Path, plan: Path) -> list[str]:
         cmd = (f"exec bash {shlex.quote(str(STREAM_SCRIPT))} {self.lines} {self.interval} "
