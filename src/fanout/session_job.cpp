@@ -59,7 +59,7 @@ void SessionJob::tick(Clock::time_point now) {
     return finish(Outcome::timed_out, timed_out_reason());
   }
   if (work_paused()) return;
-  const auto last = std::max(connection_.last_receive(), alive_reference_);
+  const auto last = std::max(connection_.heard_from(now), alive_reference_);
   if (now - last >= deadlines_.silence_limit()) {
     const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - last);
     return finish(Outcome::lost, lost_reason("no response for " + seconds_text(silent)));

@@ -448,6 +448,13 @@ bool Connection::listed(const libssh2_agent_publickey& agent_key) const {
   return false;
 }
 
+Clock::time_point Connection::heard_from(Clock::time_point now) {
+  constexpr auto late = std::chrono::seconds(1);  // ten 100 ms ticks missed
+  if (last_tick_ && now - *last_tick_ >= late) resumed_ = now;
+  last_tick_ = now;
+  return resumed_ ? std::max(last_receive_, *resumed_) : last_receive_;
+}
+
 void Connection::tick(Clock::time_point now) {
   if (retry_at_ && now >= *retry_at_ && phase_ == Phase::resolve) {
     retry_at_.reset();

@@ -139,7 +139,7 @@ void JumpHost::tick(Clock::time_point now) {
     connection_.tick(now);  // a connect attempt due again
     return drive(now);
   }
-  const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - connection_.last_receive());
+  const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - connection_.heard_from(now));
   if (silent >= alive_interval_ * alive_count_)
     return fail_all("jump host " + name_ + ": connection lost (no response for " + seconds_text(silent) + ")");
   if (!pending_) connection_.tick(now);  // keepalive, never over a half-sent packet

@@ -101,3 +101,20 @@ def test_command_timeout(farm, tpush, seconds):
     s = r.summary()
     assert set(s.reasons) == {hosts[2]} and s.reasons[hosts[2]].startswith(f"timed out after {seconds}"), str(r)
     assert s.timed_out == 1, str(r)
+
+
+def test_tpush_itself_stopped_and_continued_loses_no_worker(farm, tpush):
+    """Ctrl-Z then fg (SIGSTOP, SIGCONT) for longer than the silence limit: the workers
+    kept talking into tpush's sockets, so every one ends ok with every line. Found by the
+    soak (tests/soak/repro_paused_client.py): each was reported lost before."""
+    hosts = farm.hosts[:4]
+    st = tpush.stream("--alive-interval", 1, *host_args(hosts),
+                      'i=0; while [ $i -lt 40 ]; do echo "line $i"; i=$((i+1)); sleep 0.1; done')
+    st.wait_for(lambda ls: len(ls) >= 4, 60, "the first lines")
+    st.proc.send_signal(signal.SIGSTOP)
+    time.sleep(4)  # the pause itself: longer than 3 alive intervals
+    st.proc.send_signal(signal.SIGCONT)
+    r = st.finish(timeout=60)
+    assert r.returncode == 0, str(r)
+    lines = split_prefixed(r.out, hosts)
+    assert all(lines[h] == [f"line {i}" for i in range(40)] for h in hosts), str(r)

@@ -88,7 +88,12 @@ class Connection {
   const std::string& failure_reason() const { return failure_reason_; }
   const std::string& warning() const { return warning_; }
 
-  Clock::time_point last_receive() const { return last_receive_; }
+  // When the peer was last heard from, for the "no response for N s" rules;
+  // called once per tick. Time in which tpush itself did not run (stopped
+  // with Ctrl-Z, a suspended laptop, a starved machine: a gap of a second or
+  // more between ticks) is not the peer's silence: what it sent meanwhile
+  // waits in our socket, unread. So after such a gap it counts from now.
+  Clock::time_point heard_from(Clock::time_point now);
   // Caps what one turn of the event loop may read from this socket; the
   // layer above resets it before each turn.
   void new_turn() {
@@ -145,6 +150,7 @@ class Connection {
 
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = Clock::now();
+  std::optional<Clock::time_point> last_tick_, resumed_;  // for heard_from()
   std::size_t recv_budget_ = turn_bytes;
   std::optional<Clock::time_point> ready_since_;
   bool trimmed_ = false;
