@@ -116,6 +116,7 @@ class Config:
     workdir: Path
     keep: bool
     report: Path | None
+    markdown: Path | None
 
     @property
     def stream_seconds(self) -> float:
@@ -721,6 +722,41 @@ def rss_tolerance(first: dict, cfg: Config) -> int:
     return max(4096, (first.get("hwm_kib") or 0) // 10)
 
 
+def markdown(report: dict) -> str:
+    """The figures of a --report file as Markdown (tests/soak/README.md shows one)."""
+    rs = report["results"]
+    out = ["| round | result | s | ok | lost | unreachable | timed out | faults kill/stop/reset/drop "
+           "(confirmed of planned) | restart: sshd's workers | noticed within (s) kill/stop/reset/drop "
+           "| peak fds | fds beyond live | peak RSS KiB | VmHWM KiB | tpush CPU s | load |",
+           "|" + "---|" * 16]
+    for r in rs:
+        f, o, st = r["faults"], r["outcomes"], r["restart"]
+        d = r["detect_max"]
+        restart = (f"{st['mode']} sshd{st['sshd']} at {st['at']:.0f} s: "
+                   + ", ".join(f"{v} {k}" for k, v in sorted(r["restart_outcomes"].items()))) if st else "failed"
+        out.append(
+            f"| {r['round']} | {'pass' if r['ok'] else 'FAIL'} | {r['seconds']:.0f} | {o.get('ok', 0)} "
+            f"| {o.get('lost', 0)} | {o.get('unreachable', 0)} | {o.get('timed_out', 0)} | "
+            + ", ".join(f"{f[k]['confirmed']}/{f[k]['planned']}" for k in KINDS)
+            + f" | {restart} | " + ", ".join(f"{d[k]:.1f}" if k in d else "-" for k in KINDS)
+            + f" | {r['peak_fds']} | {r['fd_excess_median']} | {r['peak_rss_kib']} | {r['hwm_kib']} "
+              f"| {r['tpush_cpu_seconds']} | {r['load'][0]:.0f}-{r['load'][1]:.0f} |")
+    applied = {k: sum(r["faults"][k]["confirmed"] for r in rs) for k in KINDS}
+    planned = {k: sum(r["faults"][k]["planned"] for r in rs) for k in KINDS}
+    lines = sum(r["lines"] for r in rs)
+    outcomes: dict[str, int] = {}
+    for r in rs:
+        for k, v in r["outcomes"].items():
+            outcomes[k] = outcomes.get(k, 0) + v
+    out += ["", f"{sum(r['ok'] for r in rs)}/{len(rs)} rounds passed in {report['wall_seconds']:.0f} s "
+                f"(seed {report['seed']}); {sum(outcomes.values())} worker runs: "
+            + ", ".join(f"{v} {k}" for k, v in sorted(outcomes.items()))
+            + f"; {lines} lines checked, {sum(r['partial_lines'] for r in rs)} partial; faults confirmed: "
+            + ", ".join(f"{applied[k]} {k} (of {planned[k]} planned)" for k in KINDS)
+            + f", {sum(1 for r in rs if r['restart'])} sshd restarts."]
+    return "\n".join(out) + "\n"
+
+
 def compare(first: dict, last: dict, cfg: Config) -> list[str]:
     """Resource growth between round 1 and the last round (growth only; less is fine).
     tpush is a new process per round, so this compares whole runs: equal work, equal use."""
@@ -778,6 +814,7 @@ def parse_args(argv) -> Config:
     ap.add_argument("--workdir", default=None, help="default: a new /tmp/tpush-soak-*")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--report", default=None, help="write every round's figures here (JSON)")
+    ap.add_argument("--markdown", default=None, help="write the figures as a Markdown table here")
     a = ap.parse_args(argv)
     tpush = Path(a.tpush).resolve()
     workdir = Path(a.workdir) if a.workdir else Path(tempfile.mkdtemp(prefix="tpush-soak-"))
@@ -792,7 +829,8 @@ def parse_args(argv) -> Config:
         drain_seconds=a.drain_seconds,
         fd_tolerance=a.fd_tolerance if a.fd_tolerance is not None else max(16, a.workers // 10),
         rss_tolerance_kib=a.rss_tolerance_kib if a.rss_tolerance_kib is not None else -1, workdir=workdir.resolve(), keep=a.keep,
-        report=Path(a.report).resolve() if a.report else None)
+        report=Path(a.report).resolve() if a.report else None,
+        markdown=Path(a.markdown).resolve() if a.markdown else None)
 
 
 def preflight(cfg: Config) -> str | None:
@@ -869,11 +907,13 @@ def main(argv=None) -> int:
     failed |= bool(end_problems) or len(results) < cfg.rounds
     print(f"soak: {'FAIL' if failed else 'PASS'}: {passed}/{cfg.rounds} rounds passed in {wall:.0f}s "
           f"(seed {cfg.seed})", flush=True)
+    report = {"seed": cfg.seed, "workers": cfg.workers, "rounds": cfg.rounds, "sshds": cfg.sshds,
+              "wall_seconds": round(wall, 1), "passed": not failed, "end_problems": end_problems,
+              "config": {k: str(v) for k, v in vars(cfg).items()}, "results": results}
     if cfg.report:
-        cfg.report.write_text(json.dumps({
-            "seed": cfg.seed, "workers": cfg.workers, "rounds": cfg.rounds, "sshds": cfg.sshds,
-            "wall_seconds": round(wall, 1), "passed": not failed, "end_problems": end_problems,
-            "config": {k: str(v) for k, v in vars(cfg).items()}, "results": results}, indent=1) + "\n")
+        cfg.report.write_text(json.dumps(report, indent=1) + "\n")
+    if cfg.markdown and results:
+        cfg.markdown.write_text(markdown(report))
     if failed or cfg.keep:
         print(f"soak: work directory kept: {cfg.workdir}")
     else:
