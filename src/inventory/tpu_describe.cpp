@@ -1,8 +1,10 @@
 #include "tpush/inventory/tpu_describe.h"
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <optional>
+#include <string_view>
 
 #include "tpush/util/error.h"
 
@@ -23,6 +25,34 @@ std::string string_field(const json& j, const char* key) {
   return it->get<std::string>();
 }
 
+// The digits of the first `"id": NUMBER` in the text, followed by blanks holding a
+// newline or by `,` or `}` (what the regex "id"\s*:\s*(-?[0-9]+)\s*[,}\n] finds).
+// Read by hand: std::regex recursed once per character, and a long run of blanks or
+// digits overflowed the stack.
+std::optional<std::string> raw_id(std::string_view text) {
+  constexpr std::string_view blanks = " \t\n\r\v\f";
+  const auto skip_blanks = [&](std::string_view& s) {
+    const std::size_t n = std::min(s.find_first_not_of(blanks), s.size());
+    const std::string_view skipped = s.substr(0, n);
+    s.remove_prefix(n);
+    return skipped;
+  };
+  for (auto at = text.find("\"id\""); at != std::string_view::npos; at = text.find("\"id\"", at + 1)) {
+    std::string_view rest = text.substr(at + 4);
+    skip_blanks(rest);
+    if (!rest.starts_with(':')) continue;
+    rest.remove_prefix(1);
+    skip_blanks(rest);
+    const std::size_t sign = rest.starts_with('-') ? 1 : 0;
+    const std::size_t end = std::min(rest.find_first_not_of("0123456789", sign), rest.size());
+    if (end == sign) continue;
+    std::string_view after = rest.substr(end);
+    const bool newline = skip_blanks(after).find('\n') != std::string_view::npos;
+    if (newline || after.starts_with(',') || after.starts_with('}')) return std::string(rest.substr(0, end));
+  }
+  return std::nullopt;
+}
+
 // The numeric id exactly as written. nlohmann keeps integers up to 64 bits
 // exact; anything it had to store as a double is re-read from the text.
 std::string node_id(const json& j, std::string_view text, const TpuNodeRef& ref) {
@@ -31,11 +61,8 @@ std::string node_id(const json& j, std::string_view text, const TpuNodeRef& ref)
   if (it->is_string()) return it->get<std::string>();
   if (it->is_number_unsigned()) return std::to_string(it->get<std::uint64_t>());
   if (it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
-  if (it->is_number_float()) {
-    static const std::regex raw(R"re("id"\s*:\s*(-?[0-9]+)\s*[,}\n])re");
-    std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_search(text.begin(), text.end(), m, raw)) return m[1].str();
-  }
+  if (it->is_number_float())
+    if (auto digits = raw_id(text)) return *digits;
   malformed(ref, "\"id\" is neither a string nor an integer");
 }
 

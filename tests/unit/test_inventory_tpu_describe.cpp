@@ -51,6 +51,17 @@ TEST_CASE("describe: ids as strings, integers, and integers too big for 64 bits"
   CHECK(parse_tpu_node(with_id("18446744073709551615"), ref("x")).id == "18446744073709551615");
   CHECK(parse_tpu_node(with_id("123456789012345678901234"), ref("x")).id == "123456789012345678901234");
   CHECK_THROWS_AS(parse_tpu_node(with_id("[1]"), ref("x")), SetupError);
+  // Found with the gcloud_json fuzz target (a hand-made input): a long run of blanks
+  // around a too-big id overflowed std::regex's stack. The id is read by hand now.
+  const std::string blanks(300'000, ' ');
+  const std::string spaced = R"({"id")" + blanks + ": 123456789012345678901234" + blanks +
+                             R"(, "state": "READY", "networkEndpoints": [{"ipAddress": "10.0.0.2"}]})";
+  CHECK(parse_tpu_node(spaced, ref("x")).id == "123456789012345678901234");
+  CHECK(parse_tpu_node(with_id("-123456789012345678901234"), ref("x")).id == "-123456789012345678901234");
+  // The first "id" that is followed by a number counts, as the regex found it.
+  const std::string nested = R"({"labels": {"id": "a"}, "id": 123456789012345678901234
+, "state": "READY", "networkEndpoints": [{"ipAddress": "10.0.0.2"}]})";
+  CHECK(parse_tpu_node(nested, ref("x")).id == "123456789012345678901234");
 }
 
 TEST_CASE("describe: internal-only TPU has no external address") {
