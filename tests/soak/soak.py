@@ -635,7 +635,8 @@ class Round:
                 restart_outcomes[oc] = restart_outcomes.get(oc, 0) + 1
                 if oc == "unreachable" and w.lines == 0 and not w.first:
                     continue  # refused while the sshd was down
-                if oc == "lost" and self.restart_info["mode"] == "hard" and not w.done:
+                # (its last lines may all have come: only the exit status was lost)
+                if oc == "lost" and self.restart_info["mode"] == "hard":
                     end = w.end_time()
                     if end is not None and end - self.restart_info["wall"] > cfg.detect_limit:
                         errors.append(f"{w.label}: its sshd was killed, noticed only "
