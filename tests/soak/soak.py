@@ -622,7 +622,7 @@ class Round:
                 why = f"{oc}: {re.sub(r'[0-9.]+s', 'Ns', o['reason'])}"
                 fault_outcomes[f.kind][why] = fault_outcomes[f.kind].get(why, 0) + 1
                 end = w.end_time()
-                if oc == "ok" or w.done:
+                if oc == "ok":
                     errors.append(f"{w.label}: {f.kind} applied, yet {oc}: {o['reason']}")
                 elif end is not None:
                     latency = end - f.at
