@@ -10,6 +10,9 @@ correct tpush reads them and every worker ends ok. Today the first tick after th
 ends every worker with `connection lost (no response for 8s)` and exit 255.
 
     tests/soak/repro_paused_client.py [--tpush build/tpush] [--pause 8] [--alive 2]
+    tests/soak/repro_paused_client.py --during connect     # the connect deadline instead:
+        tpush --connect-timeout 3, stopped 0.2 s after it started, for 6 s: the servers'
+        handshake replies wait in its sockets; every worker ends `connect timed out`
 
 Exit 0: every worker ok (fixed); 1: some worker was not ok (reproduced); 2: setup problem.
 Runs as any user (no nft, no root).
@@ -35,8 +38,11 @@ import farm as farm_mod  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(REPO / "build" / "tpush")))
-    ap.add_argument("--pause", type=float, default=8, help="seconds tpush is stopped")
+    ap.add_argument("--pause", type=float, default=None,
+                    help="seconds tpush is stopped (default 8; 6 with --during connect)")
     ap.add_argument("--alive", type=int, default=2, help="tpush --alive-interval")
+    ap.add_argument("--during", choices=("stream", "connect"), default="stream",
+                    help="stop tpush while the workers stream (default) or while it connects")
     a = ap.parse_args()
     if not farm_mod.sshd_available() or not os.access(a.tpush, os.X_OK):
         print("repro: needs /usr/sbin/sshd and a built tpush", file=sys.stderr)
@@ -48,10 +54,14 @@ def main() -> int:
             env.update(HOME=str(fm.home), LC_ALL="C.UTF-8")
             cmd = "i=0; while [ $i -lt 150 ]; do echo line $i; i=$((i+1)); sleep 0.1; done"
             argv = [a.tpush, "-n", "--alive-interval", str(a.alive), "-w", ",".join(fm.hosts), cmd]
+            if a.during == "connect":
+                argv[1:1] = ["--connect-timeout", "3"]
+            if a.pause is None:
+                a.pause = 8 if a.during == "stream" else 6
             print("repro: " + " ".join(argv[:-1]) + f" '{cmd}'")
             p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, start_new_session=True)
-            time.sleep(3)
+            time.sleep(3 if a.during == "stream" else 0.2)
             print(f"repro: kill -STOP {p.pid}; sleep {a.pause}; kill -CONT {p.pid}")
             os.kill(p.pid, signal.SIGSTOP)
             time.sleep(a.pause)
@@ -70,7 +80,7 @@ def main() -> int:
     if p.returncode == 0:
         print("repro: every worker ok: NOT reproduced (fixed)")
         return 0
-    print("repro: REPRODUCED: healthy workers ended as lost after tpush itself was paused")
+    print("repro: REPRODUCED: healthy workers failed because tpush itself was paused")
     return 1
 
 
