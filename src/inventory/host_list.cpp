@@ -1,5 +1,7 @@
 #include "tpush/inventory/host_list.h"
 
+#include <regex.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -8,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -118,11 +119,23 @@ HostSet combine(char op, const HostSet& left, const HostSet& right) {
   return out;
 }
 
-// pdsh's /REGEX/ (keep the matches) and -/REGEX/ (drop them), on host names.
+// pdsh's /REGEX/ (keep the matches) and -/REGEX/ (drop them), on host names: a
+// POSIX extended regular expression, by the C library's regcomp() as in pdsh.
+// (std::regex matched with one stack frame per character of the name: a long
+// name overflowed the stack.)
 struct Filter {
-  std::regex re;
+  std::shared_ptr<regex_t> re;
   bool drop = false;
+
+  bool matches(const std::string& name) const {
+    regmatch_t whole{0, static_cast<regoff_t>(name.size())};  // REG_STARTEND: NULs are bytes too
+    return ::regexec(re.get(), name.c_str(), 0, &whole, REG_STARTEND) == 0;
+  }
 };
+
+// regcomp() parses a group by recursing into it: thousands of nested groups
+// overflowed the stack. Real filters nest a few.
+constexpr int kMaxFilterNesting = 64;
 
 // What a host list collects before it is finished: exclusions and filters wait
 // until every item is in.
@@ -134,7 +147,7 @@ struct Scope {
   std::vector<HostSpec> finish() && {
     auto list = exclude_hosts(std::move(hosts).take(), excluded);
     for (const auto& f : filters) {
-      std::erase_if(list, [&](const HostSpec& h) { return std::regex_search(h.host, f.re) == f.drop; });
+      std::erase_if(list, [&](const HostSpec& h) { return f.matches(h.host) == f.drop; });
     }
     return list;
   }
@@ -345,13 +358,28 @@ class Expander {
     }
     const string_view text = token.substr(1, token.size() - 2);
     if (text.empty()) fail(token, "empty filter (write /REGEX/, like /^node1/)");
-    try {
-      return Filter{std::regex(std::string(text), std::regex::extended | std::regex::nosubs), drop};
-    } catch (const std::regex_error& e) {
-      std::string why = e.what();
-      while (!why.empty() && why.back() == '.') why.pop_back();
+    int depth = 0, deepest = 0;  // counts '(' in brackets too: an upper bound
+    for (char c : text) {
+      if (c == '(') deepest = std::max(deepest, ++depth);
+      if (c == ')' && depth > 0) --depth;
+    }
+    if (deepest > kMaxFilterNesting) {
+      fail(token, "bad regular expression " + in_quotes(text) + ": groups nested more than " +
+                      std::to_string(kMaxFilterNesting) + " deep");
+    }
+    if (text.find('\0') != string_view::npos) fail(token, "a NUL byte in the filter " + in_quotes(text));
+    auto re = std::make_unique<regex_t>();
+    if (const int rc = ::regcomp(re.get(), std::string(text).c_str(), REG_EXTENDED | REG_NOSUB); rc != 0) {
+      char why[256];
+      ::regerror(rc, re.get(), why, sizeof why);
       fail(token, "bad regular expression " + in_quotes(text) + ": " + why);
     }
+    return Filter{std::shared_ptr<regex_t>(re.release(),
+                                           [](regex_t* r) {
+                                             ::regfree(r);
+                                             delete r;
+                                           }),
+                  drop};
   }
 
   // One item (or operand): ^FILE, @group, a wildcard, or [user@]host[:port].

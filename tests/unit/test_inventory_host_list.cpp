@@ -465,6 +465,23 @@ TEST_CASE("host list: pdsh's -HOST, -^FILE and /REGEX/") {
   CHECK(expand_error("/x/!a").find("a filter runs to the next comma or blank") != std::string::npos);
 }
 
+TEST_CASE("host list: filters on long names and deeply nested groups do not overflow the stack (fuzz)") {
+  // Found with the host_list fuzz target (hand-made inputs): std::regex used one
+  // stack frame per character of the name it matched, so a long name under
+  // /(a|b)*c/ crashed. POSIX regexec() matches without recursing.
+  const std::string long_name(200'000, 'a');
+  CHECK(expand_names(long_name + ",b,/(a|b)*c/").empty());
+  CHECK(expand_names(long_name + ",bc,-/^a(a|b)*$/") == Names{"bc"});
+  // Parsing a group recurses into it: thousands of nested groups are refused.
+  const std::string deep = std::string(20'000, '(') + "a" + std::string(20'000, ')');
+  CHECK(expand_error("a,/" + deep + "/").find("groups nested more than 64 deep") != std::string::npos);
+  const std::string ok = std::string(64, '(') + "a" + std::string(64, ')');
+  CHECK(expand_names("a,b,/" + ok + "/") == Names{"a"});
+  // A filter is a POSIX extended regular expression, as regcomp() reads it.
+  CHECK(expand_names("n[1-12],/^n(1|2)$/") == Names{"n1", "n2"});
+  CHECK(expand_names("n[1-12],/^n[[:digit:]]{2}$/") == Names{"n10", "n11", "n12"});
+}
+
 TEST_CASE("host list: ClusterShell's operators, left to right") {
   CHECK(expand_names("n[1-5]!n[2-3]") == Names{"n1", "n4", "n5"});
   CHECK(expand_names("n[1-5]&n[3-8]") == Names{"n3", "n4", "n5"});
