@@ -6,8 +6,9 @@
 # Each target fuzzes for SECONDS from a copy of its seed corpus tests/fuzz/corpus/NAME:
 # BUILD_DIR/fuzz-corpus/NAME, kept between runs so that coverage grows (--smoke: a
 # fresh BUILD_DIR/fuzz-smoke/NAME each time, so the seeds are all run first). The
-# seed corpus is never written to. Crashes, leaks, timeouts (an input over 10 s) and
-# broken invariants are saved in BUILD_DIR/fuzz-artifacts/NAME/ and fail the run;
+# seed corpus is never written to. Crashes, leaks, hangs (an input over 30 s, generous
+# for a loaded machine) and broken invariants are saved in BUILD_DIR/fuzz-artifacts/NAME/
+# and fail the run;
 # libFuzzer's output is in BUILD_DIR/fuzz-logs/NAME.log. One line per target says
 # its executions per second and its coverage (libFuzzer's cov: and ft:).
 set -euo pipefail
@@ -45,7 +46,7 @@ for name in "${targets[@]}"; do
   mkdir -p "$work" "$artifacts" "$(dirname "$log")"
   cp -n "$seeds/$name"/* "$work"/
   rc=0
-  "$fuzzer" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+  "$fuzzer" -max_total_time="$seconds" -timeout=30 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" >"$log" 2>&1 || rc=$?
   # The last status line: "#N  REDUCE cov: C ft: F corp: ... exec/s: E rss: ..."
   status=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)

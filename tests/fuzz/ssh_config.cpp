@@ -4,9 +4,10 @@
 // skipped and relative Includes look in an empty directory.
 // Invariants: every error and warning names where it comes from, a resolved port
 // is never 0, and resolving twice gives the same answer.
+#include <cctype>
+
 #include "fuzz_support.h"
 #include "tpush/ssh/ssh_config.h"
-#include "tpush/util/string.h"
 
 using namespace tpush::ssh;
 
