@@ -310,10 +310,13 @@ class Round:
     def _inject(self) -> None:
         pending = list(self.faults)
         restart_started = False
-        while pending or not restart_started:
+        while True:
             if self.stop_event.wait(0.02):
                 break
             now = time.monotonic()
+            for f in self.faults:  # signals not yet seen to act
+                if f.state == "applied" and f.kind in ("kill", "stop") and not f.confirmed:
+                    f.confirmed = self._took_effect(f, 0)
             with self.lock:
                 streaming = len(self.live_first)
                 first = dict(self.live_first)
@@ -363,15 +366,18 @@ class Round:
         self._event(f"{f.kind} {w.label}" + (f" pid {pid}" if f.pid else ""))
 
     @staticmethod
-    def _took_effect(f: Fault) -> bool:
-        """A killed session is gone (or a zombie), a stopped one in state T, within 2 s."""
-        end = time.monotonic() + 2
-        while time.monotonic() < end:
+    def _took_effect(f: Fault, wait: float = 0.5) -> bool:
+        """A killed session is gone (or a zombie), a stopped one in state T. A process
+        acts on a signal only once it is scheduled: on a loaded machine, at nice 10, that
+        can take seconds, so the injector looks again while the round runs."""
+        end = time.monotonic() + wait
+        while True:
             state = proc_state(f.pid)
             if (f.kind == "kill" and state in (None, "Z", "X")) or (f.kind == "stop" and state in ("T", "t")):
                 return True
+            if time.monotonic() >= end:
+                return False
             time.sleep(0.01)
-        return False
 
     def _restart(self) -> None:
         at = round(time.monotonic() - self.t0, 2)
