@@ -232,6 +232,7 @@ class Round:
         self.restart_when = self.rng.uniform(0.5, 0.9) if self.restart_hard else self.rng.uniform(0.0, 0.4)
         self.restart_info: dict | None = None
         self.restart_error: str | None = None
+        self.restarting = False           # a hard restart is killing restart_sshd's sessions
         self.table = NftTable(f"{TABLE_PREFIX}{os.getpid()}_{number}")
         self.stop_event = threading.Event()
         self.events: list[str] = []
@@ -328,6 +329,8 @@ class Round:
             for f in list(pending):
                 if f.worker in ended:
                     f.state, f.why = "missed", "worker ended before its fault was due"
+                elif self.restarting and self.workers[f.worker].sshd == self.restart_sshd:
+                    f.state, f.why = "missed", "its sshd was being killed by a hard restart"
                 elif f.worker not in first or now < first[f.worker][0] + f.offset:
                     continue
                 else:
@@ -382,6 +385,7 @@ class Round:
     def _restart(self) -> None:
         at = round(time.monotonic() - self.t0, 2)
         self._event(f"restart sshd{self.restart_sshd} ({'hard' if self.restart_hard else 'soft'})")
+        self.restarting = self.restart_hard
         try:
             self.restart_info = self.sf.restart(self.restart_sshd, self.cfg.restart_down, self.restart_hard)
             self.restart_info["wall"] = time.time()
@@ -389,6 +393,8 @@ class Round:
             self._event(f"restart sshd{self.restart_sshd} done: {self.restart_info}")
         except Exception as e:  # reported as a round error
             self.restart_error = f"restart of sshd {self.restart_sshd} failed: {e}"
+        finally:
+            self.restarting = False
 
     # -- run ---------------------------------------------------------------------------
     def run(self) -> dict:
