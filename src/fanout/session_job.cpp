@@ -42,8 +42,9 @@ void SessionJob::advance(Clock::time_point now) {
 
 void SessionJob::tick(Clock::time_point now) {
   if (finished() || !started()) return;
+  connection_.note_tick(now);
   if (!working_) {
-    if (now - start_time() >= deadlines_.connect)
+    if (now - start_time() - connection_.stalled() >= deadlines_.connect)
       return finish(Outcome::timed_out, "connect timed out after " + seconds_text(deadlines_.connect) + " (" +
                                             connection_.phase_name() + ")");
     connection_.tick(now);  // a connect attempt due again (ConnectionAttempts)
@@ -59,7 +60,7 @@ void SessionJob::tick(Clock::time_point now) {
     return finish(Outcome::timed_out, timed_out_reason());
   }
   if (work_paused()) return;
-  const auto last = std::max(connection_.heard_from(now), alive_reference_);
+  const auto last = std::max(connection_.heard_from(), alive_reference_);
   if (now - last >= deadlines_.silence_limit()) {
     const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - last);
     return finish(Outcome::lost, lost_reason("no response for " + seconds_text(silent)));

@@ -155,6 +155,7 @@ std::string Connection::last_error() const {
 }
 
 void Connection::advance() {
+  if (!last_tick_) last_tick_ = Clock::now();  // a stall before the first tick counts too
   // Each step either moves to the next phase (and we go on) or returns after
   // setting wait_ (EAGAIN) or failing.
   for (;;) {
@@ -448,11 +449,14 @@ bool Connection::listed(const libssh2_agent_publickey& agent_key) const {
   return false;
 }
 
-Clock::time_point Connection::heard_from(Clock::time_point now) {
+void Connection::note_tick(Clock::time_point now) {
   constexpr auto late = std::chrono::seconds(1);  // ten 100 ms ticks missed
-  if (last_tick_ && now - *last_tick_ >= late) resumed_ = now;
+  constexpr auto tick = std::chrono::milliseconds(100);
+  if (last_tick_ && now - *last_tick_ >= late) {
+    resumed_ = now;
+    stalled_ += now - *last_tick_ - tick;
+  }
   last_tick_ = now;
-  return resumed_ ? std::max(last_receive_, *resumed_) : last_receive_;
 }
 
 void Connection::tick(Clock::time_point now) {

@@ -132,14 +132,15 @@ void JumpHost::advance(Clock::time_point now) {
 
 void JumpHost::tick(Clock::time_point now) {
   if (!started_ || failed()) return;
+  connection_.note_tick(now);
   if (connection_.phase() != Connection::Phase::ready) {
-    if (now - started_at_ >= connect_timeout_)
+    if (now - started_at_ - connection_.stalled() >= connect_timeout_)
       return fail_all("jump host " + name_ + ": connect timed out after " + seconds_text(connect_timeout_) +
                       " (" + connection_.phase_name() + ")");
     connection_.tick(now);  // a connect attempt due again
     return drive(now);
   }
-  const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - connection_.heard_from(now));
+  const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - connection_.heard_from());
   if (silent >= alive_interval_ * alive_count_)
     return fail_all("jump host " + name_ + ": connection lost (no response for " + seconds_text(silent) + ")");
   if (!pending_) connection_.tick(now);  // keepalive, never over a half-sent packet

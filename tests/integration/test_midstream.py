@@ -1,7 +1,9 @@
 """Failures after the command started: a signal kills the command, the session's sshd is
 killed, the network is partitioned, the host freezes.  Lines received before stay."""
 
+import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -118,3 +120,39 @@ def test_tpush_itself_stopped_and_continued_loses_no_worker(farm, tpush):
     assert r.returncode == 0, str(r)
     lines = split_prefixed(r.out, hosts)
     assert all(lines[h] == [f"line {i}" for i in range(40)] for h in hosts), str(r)
+
+
+def client_sockets(port: int) -> list[tuple[int, int]]:
+    """(Recv-Q, Send-Q) of every established socket connected to loopback `port`."""
+    out = subprocess.run(["ss", "-Htn", "state", "established", f"( dport = :{port} )"],
+                         capture_output=True, text=True, check=True, timeout=10).stdout
+    return [(int(f[0]), int(f[1])) for f in (line.split() for line in out.splitlines()) if len(f) >= 2]
+
+
+def wait_until(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_tpush_stopped_while_connecting_does_not_time_out(tpush, home, faults):
+    """Stopped during the handshake for longer than --connect-timeout, then continued: the
+    server's replies wait in tpush's socket, so the connect deadline has not passed for
+    the worker. Found by the soak (repro_paused_client.py --during connect)."""
+    other = faults.other_sshd()
+    with open(home / ".ssh" / "known_hosts", "a") as f:
+        f.write(other.own_known_hosts_lines())
+    os.kill(other.sshd.pid, signal.SIGSTOP)  # the kernel still completes TCP; no banner yet
+    try:
+        st = tpush.stream("--connect-timeout", 2, "-w", other.host, "echo hello")
+        wait_until(lambda: client_sockets(other.port), 30, "tpush's TCP connection")
+        st.proc.send_signal(signal.SIGSTOP)
+    finally:
+        os.kill(other.sshd.pid, signal.SIGCONT)
+    wait_until(lambda: any(q > 0 for q, _ in client_sockets(other.port)), 30, "the banner in tpush's socket")
+    time.sleep(3)  # the pause itself: longer than the connect timeout
+    st.proc.send_signal(signal.SIGCONT)
+    r = st.finish(timeout=60)
+    assert r.returncode == 0, str(r)
+    assert r.out == f"{other.host}: hello\n", str(r)

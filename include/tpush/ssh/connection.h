@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <cstdint>
@@ -88,12 +89,16 @@ class Connection {
   const std::string& failure_reason() const { return failure_reason_; }
   const std::string& warning() const { return warning_; }
 
-  // When the peer was last heard from, for the "no response for N s" rules;
-  // called once per tick. Time in which tpush itself did not run (stopped
-  // with Ctrl-Z, a suspended laptop, a starved machine: a gap of a second or
-  // more between ticks) is not the peer's silence: what it sent meanwhile
-  // waits in our socket, unread. So after such a gap it counts from now.
-  Clock::time_point heard_from(Clock::time_point now);
+  // Time in which tpush itself did not run (stopped with Ctrl-Z, a suspended
+  // laptop, a starved machine: a gap of a second or more between ticks) is not
+  // the peer's: what it sent meanwhile waits in our socket, unread. The layer
+  // above calls this first on every tick; heard_from() and stalled() follow.
+  void note_tick(Clock::time_point now);
+  // When the peer was last heard from, for the "no response for N s" rules:
+  // after a stall, no earlier than its end.
+  Clock::time_point heard_from() const { return resumed_ ? std::max(last_receive_, *resumed_) : last_receive_; }
+  // The stalls' total, which the connect deadline does not count.
+  Clock::duration stalled() const { return stalled_; }
   // Caps what one turn of the event loop may read from this socket; the
   // layer above resets it before each turn.
   void new_turn() {
@@ -150,7 +155,8 @@ class Connection {
 
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = Clock::now();
-  std::optional<Clock::time_point> last_tick_, resumed_;  // for heard_from()
+  std::optional<Clock::time_point> last_tick_, resumed_;  // see note_tick()
+  Clock::duration stalled_{};
   std::size_t recv_budget_ = turn_bytes;
   std::optional<Clock::time_point> ready_since_;
   bool trimmed_ = false;
