@@ -93,7 +93,7 @@ std::string choice_words(std::span<const Choice> choices) {
   return out;
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
 // strtonum(text, 0, INT_MAX): "" or why not.
 std::string parse_integer(const std::string& text, int& out) {
@@ -119,7 +119,7 @@ std::string check_agent_socket(const std::string& arg) {
   if (std::string err = check_dollar_references(arg); !err.empty()) return err;
   if (arg.size() >= 1 && arg[0] == '$' && (arg.size() < 2 || arg[1] != '{') &&
       !valid_env_name(std::string_view(arg).substr(1)))
-    return quoted(arg) + " is no environment variable name; write $NAME or ${NAME}";
+    return in_quotes(arg) + " is no environment variable name; write $NAME or ${NAME}";
   return "";
 }
 
@@ -194,26 +194,26 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
   if (const std::span<const Choice> choices = choices_of(kind); !choices.empty()) {
     if (first.empty()) return "missing value; use " + choice_words(choices);
     const Choice* c = find_choice(choices, first);
-    if (c == nullptr) return quoted(first) + " is not a valid value; use " + choice_words(choices);
+    if (c == nullptr) return in_quotes(first) + " is not a valid value; use " + choice_words(choices);
     out.number = c->number;
     return "";
   }
   switch (kind) {
     case V::integer:
       if (std::string why = parse_integer(first, out.number); !why.empty())
-        return (first.empty() ? std::string("the value") : quoted(first)) + " " + why +
+        return (first.empty() ? std::string("the value") : in_quotes(first)) + " " + why +
                "; use a whole number from 0 to 2147483647";
       return "";
     case V::time:
       if (first.empty()) return "missing value; " + std::string(kTimeHint) + " (or none)";
       out.number = first == "none" ? -1 : parse_config_time(first);
       if (first != "none" && out.number < 0)
-        return quoted(first) + " is not a time; " + std::string(kTimeHint) + " (or none)";
+        return in_quotes(first) + " is not a time; " + std::string(kTimeHint) + " (or none)";
       return "";
     case V::port:
       if (first.empty()) return "missing value; use a port number from 1 to 65535";
       out.number = parse_port(first);
-      if (out.number <= 0) return quoted(first) + " is not a port; use a number from 1 to 65535 or a service name";
+      if (out.number <= 0) return in_quotes(first) + " is not a port; use a number from 1 to 65535 or a service name";
       return "";
     case V::text:
     case V::algorithms:
@@ -242,7 +242,7 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       used = args.size();
       if (std::string err = check_list(args); !err.empty()) return err;
       for (const std::string& a : args)
-        if (!iequals(a, "none") && !valid_domain(a)) return quoted(a) + " is not a domain name";
+        if (!iequals(a, "none") && !valid_domain(a)) return in_quotes(a) + " is not a domain name";
       return "";
     case V::cname_rules:
       used = args.size();
@@ -250,19 +250,19 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
         if (iequals(a, "none") && args.size() > 1) return "\"none\" must be the only value; remove it or the others";
         const std::size_t colon = a.find(':');
         if (!iequals(a, "none") && a != "*" && (colon == std::string::npos || colon + 1 == a.size()))
-          return quoted(a) + " is not a rule; write source_domains:target_domains";
+          return in_quotes(a) + " is not a rule; write source_domains:target_domains";
       }
       return "";
     case V::send_env:
       used = args.size();
       for (const std::string& a : args)
         if (a.empty() || a.find('=') != std::string::npos)
-          return quoted(a) + " is not a variable name; SendEnv takes names, SetEnv takes NAME=VALUE";
+          return in_quotes(a) + " is not a variable name; SendEnv takes names, SetEnv takes NAME=VALUE";
       return "";
     case V::set_env:
       used = args.size();
       for (const std::string& a : args)
-        if (a.find('=') == std::string::npos) return quoted(a) + " has no '='; write NAME=VALUE";
+        if (a.find('=') == std::string::npos) return in_quotes(a) + " has no '='; write NAME=VALUE";
       return "";
     case V::add_keys: {
       used = std::min<std::size_t>(args.size(), 2);
@@ -277,13 +277,13 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       const bool ok = first == "none" || first.size() == 1 ||
                       (first.size() == 2 && first[0] == '^' && static_cast<unsigned char>(first[1]) >= 64 &&
                        static_cast<unsigned char>(first[1]) < 128);
-      return ok ? "" : quoted(first) + " is not an escape character; use one character, ^X or none";
+      return ok ? "" : in_quotes(first) + " is not an escape character; use one character, ^X or none";
     }
     case V::ip_qos:
       used = std::min<std::size_t>(args.size(), 2);
       for (std::size_t i = 0; i < std::max<std::size_t>(used, 1); ++i)
         if (i >= args.size() || !valid_ip_qos(args[i]))
-          return quoted(i < args.size() ? args[i] : "") +
+          return in_quotes(i < args.size() ? args[i] : "") +
                  " is not a DSCP value; use af11..af43, cs0..cs7, ef, le, lowdelay, throughput, reliability, "
                  "none or a number 0..255";
       return "";
@@ -291,13 +291,13 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       if (first.empty()) return "missing value";
       long long size = 0;
       if (first != "default") {
-        if (!parse_size(first, size)) return quoted(first) + " is not a size such as 1G or 500M";
-        if (size != 0 && size < 16) return quoted(first) + " is too small; use at least 16 bytes";
+        if (!parse_size(first, size)) return in_quotes(first) + " is not a size such as 1G or 500M";
+        if (size != 0 && size < 16) return in_quotes(first) + " is too small; use at least 16 bytes";
       }
       if (args.size() > 1) {
         used = 2;
         if (args[1] != "none" && parse_config_time(args[1]) < 0)
-          return quoted(args[1]) + " is not a time; " + std::string(kTimeHint) + " (or none)";
+          return in_quotes(args[1]) + " is not a time; " + std::string(kTimeHint) + " (or none)";
       }
       return "";
     }
@@ -315,7 +315,7 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       used = args.size();
       if (args.empty()) return "missing value; use any, none or host:port ...";
       for (const std::string& a : args)
-        if ((iequals(a, "any") || iequals(a, "none")) && args.size() > 1) return quoted(a) + " must be the only value";
+        if ((iequals(a, "any") || iequals(a, "none")) && args.size() > 1) return in_quotes(a) + " must be the only value";
       return "";
     case V::tunnel_device: {
       if (first.empty()) return "missing value";
@@ -323,18 +323,18 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       const bool ok = colon == std::string::npos
                           ? valid_tunnel_id(first)
                           : valid_tunnel_id(first.substr(0, colon)) && valid_tunnel_id(first.substr(colon + 1));
-      return ok ? "" : quoted(first) + " is not a tunnel device; use any or a number, optionally :remote";
+      return ok ? "" : in_quotes(first) + " is not a tunnel device; use any or a number, optionally :remote";
     }
     case V::control_persist:
       if (first.empty()) return "missing value";
       if (first == "yes" || first == "no" || first == "true" || first == "false" || parse_config_time(first) >= 0)
         return "";
-      return quoted(first) + " is not valid; use yes, no or a time such as 10m";
+      return in_quotes(first) + " is not valid; use yes, no or a time such as 10m";
     case V::octal_mask: {
       if (first.empty()) return "missing value";
       char* end = nullptr;
       const long n = std::strtol(first.c_str(), &end, 8);
-      if (end == first.c_str() || n < 0 || n > 0777) return quoted(first) + " is not an octal mask such as 0177";
+      if (end == first.c_str() || n < 0 || n > 0777) return in_quotes(first) + " is not an octal mask such as 0177";
       return "";
     }
     case V::structure:
@@ -385,7 +385,7 @@ std::string check_value(const KeywordInfo& keyword, const ConfigLine& line, Conf
     std::string extra;
     for (std::size_t i = used; i < line.args.size(); ++i) extra += (i == used ? "" : " ") + line.args[i];
     err = "takes " + std::string(used == 1 ? "one value" : "at most " + std::to_string(used) + " values") + "; " +
-          quoted(extra) + " is extra (quote a value that contains blanks)";
+          in_quotes(extra) + " is extra (quote a value that contains blanks)";
   }
   return err.empty() ? "" : std::string(keyword.name) + ": " + err;
 }
