@@ -5,15 +5,19 @@
 #   make deps         install every Debian package building and testing need (as root)
 #   make test         install what is missing, build, run the unit and integration tests
 #   make test-asan    the same in build-asan/ under ASan + UBSan
+#   make test-tsan    unit tests + TSAN_TESTS in build-tsan/ under ThreadSanitizer
+#   make fuzz         libFuzzer targets (clang, build-fuzz/), FUZZ_SECONDS each
+#   make fuzz-smoke   the same over the seed corpora, ~10 s each
 #   make demo         install what is missing, build tpush, run scripts/demo.sh
 #   make bench        bench/run.sh against build/tpush
 #   make install      build tpush alone and install it (PREFIX=/usr/local, DESTDIR
 #                     honoured); never runs apt
 #   make clean        remove build dirs; `make distclean` also removes .deps/
 #
-# Only deps, test, test-asan, demo and bench install packages (as root); the
-# others say what is missing. Knobs: WERROR=1 (on by default when $CI is set),
-# BUILD_TYPE, PREFIX, DESTDIR, PYTEST_ARGS, CMAKE_ARGS (extra configure arguments).
+# Only deps, test, test-asan, test-tsan, fuzz, fuzz-smoke, demo and bench install
+# packages (as root); the others say what is missing. Knobs: WERROR=1 (on by default
+# when $CI is set), BUILD_TYPE, PREFIX, DESTDIR, PYTEST_ARGS, CMAKE_ARGS (extra
+# configure arguments), TSAN_TESTS, FUZZ_SECONDS, FUZZ_TARGETS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -60,7 +64,7 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_
 all: build
 
 help:
-	@sed -n '3,17p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,21p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 # --- dependencies ----------------------------------------------------------------
 deps:
@@ -103,15 +107,16 @@ build-asan-dir: check-dev-deps libssh2
 .PHONY: build-asan-dir
 
 # --- tests ---------------------------------------------------------------------------
-# $(call run_tests,BUILD_DIR,ENV): the unit tests (one ctest test per doctest case,
-# and the layer check), then the integration suite. pytest's "nothing collected"
-# (exit 5) is a failure: a suite that silently ran nothing must not pass.
+# $(call run_tests,BUILD_DIR,ENV[,PYTEST_PATHS]): the unit tests (one ctest test per
+# doctest case, and the layer check), then the integration suite (or only
+# PYTEST_PATHS). pytest's "nothing collected" (exit 5) is a failure: a suite that
+# silently ran nothing must not pass.
 define run_tests
 	@echo "== unit tests ($(1))"
 	@$(2) ctest --test-dir $(1) --output-on-failure -j$(NPROC)
 	@echo "== integration tests ($(1)/tpush)"
 	@$(2) TPUSH_BIN='$(CURDIR)/$(1)/tpush' PYTHONDONTWRITEBYTECODE=1 \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=15 tests/integration $(PYTEST_ARGS)
+	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=15 $(or $(3),tests/integration) $(PYTEST_ARGS)
 endef
 
 test: deps build
@@ -119,6 +124,38 @@ test: deps build
 
 test-asan: deps build-asan-dir
 	$(call run_tests,$(ASAN_DIR),$(ASAN_ENV))
+
+# ThreadSanitizer: every unit test, and the integration tests that drive the event
+# loop, the writer thread, the name-lookup threads and signals together (the whole
+# suite is too slow under TSan on a small machine). tests/tsan.supp: third-party only.
+TSAN_DIR   ?= build-tsan
+TSAN_TESTS ?= tests/integration/test_basic.py tests/integration/test_control.py \
+              tests/integration/test_output_modes.py tests/integration/test_names.py
+TSAN_ENV   := TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
+build-tsan-dir: check-dev-deps libssh2
+	$(call cmake_build,$(TSAN_DIR),-DBUILD_TESTING=ON -DTPUSH_SANITIZE=thread -DCMAKE_CXX_FLAGS=$(ASAN_CXXFLAGS))
+test-tsan: deps build-tsan-dir
+	$(call run_tests,$(TSAN_DIR),$(TSAN_ENV),$(TSAN_TESTS))
+.PHONY: build-tsan-dir test-tsan
+
+# --- fuzzing -------------------------------------------------------------------------
+# libFuzzer targets (tests/fuzz, cmake/Fuzz.cmake), built with clang in build-fuzz/ under
+# ASan + UBSan. `fuzz`: each target FUZZ_SECONDS from a copy of its seed corpus (kept in
+# build-fuzz/fuzz-corpus/); `fuzz-smoke`: each seed corpus, then FUZZ_SMOKE_SECONDS in
+# all. A crash, leak, hang or broken invariant fails either (tests/fuzz/run.sh).
+FUZZ_DIR           ?= build-fuzz
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_TARGETS       ?=
+deps-fuzz:
+	@scripts/install-deps.sh fuzz
+build-fuzz-dir: deps-fuzz libssh2
+	$(call cmake_build,$(FUZZ_DIR),-DTPUSH_FUZZ=ON -DBUILD_TESTING=OFF -DTPUSH_WERROR=OFF -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14,fuzz_targets)
+fuzz: build-fuzz-dir
+	@tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+fuzz-smoke: build-fuzz-dir
+	@tests/fuzz/run.sh --smoke $(FUZZ_DIR) $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+.PHONY: deps-fuzz build-fuzz-dir fuzz fuzz-smoke
 
 # Unit tests only, no package check (quick edit-compile-test loop).
 test-unit:
@@ -132,6 +169,30 @@ demo: deps libssh2
 
 bench: deps-bench build
 	TPUSH_BIN='$(CURDIR)/$(BUILD_DIR)/tpush' bash bench/run.sh
+
+# --- soak ----------------------------------------------------------------------------
+# Chaos soak (tests/soak/README.md): SOAK_WORKERS workers, SOAK_ROUNDS rounds of streamed
+# output while session sshds are killed and frozen, connections reset or dropped
+# (nftables) and one sshd restarted. Root only. `soak-smoke`: 64 workers, 3 rounds
+# (~2 min), for CI. SOAK_SEED replays a run, SOAK_ARGS adds soak.py options, SOAK_TPUSH
+# tests another binary. Never runs apt: the `test` packages must be there (make deps).
+SOAK_WORKERS ?= 512
+SOAK_ROUNDS  ?= 20
+SOAK_SEED    ?=
+SOAK_ARGS    ?=
+SOAK_TPUSH   ?= $(CURDIR)/$(BUILD_DIR)/tpush
+soak-check:
+	@if [[ $$(id -u) -ne 0 ]]; then \
+	  echo "make soak: needs root (nftables rules, signals to sshd session processes): sudo make soak" >&2; \
+	  exit 2; fi
+	@scripts/install-deps.sh --check test
+soak: soak-check build
+	TPUSH_BIN='$(SOAK_TPUSH)' $(PYTHON) tests/soak/soak.py --workers $(SOAK_WORKERS) \
+	  --rounds $(SOAK_ROUNDS) $(if $(SOAK_SEED),--seed $(SOAK_SEED)) $(SOAK_ARGS)
+soak-smoke: soak-check build
+	TPUSH_BIN='$(SOAK_TPUSH)' $(PYTHON) tests/soak/soak.py --workers 64 --rounds 3 \
+	  $(if $(SOAK_SEED),--seed $(SOAK_SEED)) $(SOAK_ARGS)
+.PHONY: soak-check soak soak-smoke
 
 # --- install / clean -------------------------------------------------------------------
 # Builds only the tpush target; a build directory made here has no unit tests
@@ -147,7 +208,7 @@ install: check-build-deps libssh2
 	DESTDIR='$(DESTDIR)' cmake --install $(BUILD_DIR) --prefix '$(PREFIX)'
 
 clean:
-	rm -rf -- $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf -- $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)
 
 distclean: clean
 	rm -rf -- .deps

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Install the Debian packages tpush needs for one purpose.
 #
-#   scripts/install-deps.sh [--check] [build|dev|test|bench]   (default: build)
+#   scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz]   (default: build)
 #
 #   build  what compiling and installing tpush needs
 #   dev    + doctest, for the unit tests (`make`, `make build`)
 #   test   + sshd, pytest and the oracles (`make test`, `make demo`, `make deps`)
 #   bench  + the tools tpush is measured against (`make bench`)
+#   fuzz   build + clang and libFuzzer (`make fuzz`, `make fuzz-smoke`)
 #
-# Each set includes the one before it. Packages already installed are found
-# with dpkg alone, so a machine that has everything costs no apt call and
-# prints nothing. As root the missing packages are installed with apt-get
-# (refreshing the package lists first only when they are missing or stale);
+# Each of build, dev, test and bench includes the one before it. Packages
+# already installed are found with dpkg alone, so a machine that has everything
+# costs no apt call and prints nothing. As root the missing packages are
+# installed with apt-get (refreshing the package lists first only when they are
+# missing or stale);
 # with --check, or when not root, the exact command to run as root is printed
 # and the script exits 1.
 set -euo pipefail
@@ -42,9 +44,12 @@ readonly test_pkgs=(
 )
 # The tools tpush is measured against.
 readonly bench_pkgs=(pssh hyperfine strace)
+# The libFuzzer targets of tests/fuzz: clang, its runtime libraries (libFuzzer,
+# ASan, UBSan), and llvm-symbolizer for readable crash stacks.
+readonly fuzz_pkgs=(clang-14 libclang-rt-14-dev llvm-14)
 
 usage() {
-  echo "usage: scripts/install-deps.sh [--check] [build|dev|test|bench]" >&2
+  echo "usage: scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz]" >&2
   exit 2
 }
 
@@ -60,6 +65,7 @@ case "$purpose" in
   dev) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}") ;;
   test) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}" "${test_pkgs[@]}") ;;
   bench) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  fuzz) wanted=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
   -h | --help) usage ;;
   *) echo "$prog: unknown set '$purpose'" >&2; usage ;;
 esac
