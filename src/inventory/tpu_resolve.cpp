@@ -54,7 +54,8 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
 
 void validate(const std::string& what, const std::string& value, const std::regex& re) {
   if (!std::regex_match(value, re)) {
-    throw UsageError("invalid " + what + " '" + value + "' (letters, digits and - only; it must not "
+    const std::string shown = value.size() <= 80 ? value : value.substr(0, 60) + "... (" + std::to_string(value.size()) + " characters)";
+    throw UsageError("invalid " + what + " '" + shown + "' (letters, digits and - only; it must not "
                      "start with -)");
   }
 }
@@ -148,12 +149,16 @@ Setting resolve_zones(const TpuQuery& q) {
                    "set compute/zone ZONE");
 }
 
-// "projects/P/locations/Z/nodes/N" (or .../queuedResources/N) -> ref.
+// "projects/P/locations/Z/nodes/N" (or .../queuedResources/N) -> ref. Split by
+// hand: std::regex recursed once per character, so a long argument overflowed
+// the stack.
 std::optional<TpuNodeRef> parse_full_name(const std::string& text) {
-  static const std::regex re("projects/([^/]+)/locations/([^/]+)/(nodes|queuedResources)/([^/]+)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re)) return std::nullopt;
-  return TpuNodeRef{m[1].str(), m[2].str(), m[4].str()};
+  const std::vector<std::string> part = util::split(text, '/');
+  if (part.size() != 6 || part[0] != "projects" || part[2] != "locations" ||
+      (part[4] != "nodes" && part[4] != "queuedResources"))
+    return std::nullopt;
+  if (part[1].empty() || part[3].empty() || part[5].empty()) return std::nullopt;
+  return TpuNodeRef{part[1], part[3], part[5]};
 }
 
 // ---- one node: cache or gcloud --------------------------------------------

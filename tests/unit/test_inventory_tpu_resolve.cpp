@@ -181,6 +181,14 @@ TEST_CASE("resolve: zone and project precedence") {
     CHECK(resolve_tpus(q).workers.size() == 4);
     CHECK(fake.count_calls("config") == 0);
   }
+  SUBCASE("a full resource name a million characters long is refused in one short line") {
+    q.tpus = {"projects/" + std::string(1000000, 'p') + "/locations/us-central2-b/nodes/v4-32"};
+    std::string msg = error_of<UsageError>([&] { resolve_tpus(q); });
+    CHECK(has(msg, "invalid project 'pppp"));
+    CHECK(has(msg, "(1000000 characters)"));
+    CHECK(msg.size() < 200);
+    CHECK(fake.count_calls("describe") == 0);
+  }
 }
 
 TEST_CASE("resolve: several zones are tried in order; not found lists the zones tried") {
