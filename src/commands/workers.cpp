@@ -117,15 +117,27 @@ std::string source_text(const WorkerOrigin* o) {
 
 int print_workers(const std::vector<Worker>& workers, const std::vector<Reach>& reaches,
                   const inventory::TpuResolution* tpu, bool as_json, bool details, std::ostream& out) {
+  return print_workers(
+      workers, [&](std::size_t i) { return reaches[i]; }, tpu, as_json, details, out);
+}
+
+int print_workers(const std::vector<Worker>& workers, const std::function<Reach(std::size_t)>& reach_of,
+                  const inventory::TpuResolution* tpu, bool as_json, bool details, std::ostream& out) {
   auto origin = [&](std::size_t i) -> const WorkerOrigin* {
     return tpu != nullptr && i < tpu->origins.size() ? &tpu->origins[i] : nullptr;
   };
 
   if (as_json) {
-    json arr = json::array();
+    // Streamed, one worker at a time, as nlohmann's dump(2) of the whole array
+    // would print it: a million workers need no million JSON objects at once.
+    if (workers.empty()) {
+      out << "[]\n";
+      return 0;
+    }
+    out << "[\n";
     for (std::size_t i = 0; i < workers.size(); ++i) {
       const Worker& w = workers[i];
-      const Reach& r = reaches[i];
+      const Reach r = reach_of(i);
       json o = {{"label", w.label},
                 {"host", w.target.host},
                 {"port", r.port.value},
@@ -154,18 +166,27 @@ int print_workers(const std::vector<Worker>& workers, const std::vector<Reach>& 
       } else {
         o["source"] = "host list";
       }
-      arr.push_back(std::move(o));
+      std::string text = o.dump(2);
+      out << "  ";
+      for (char c : text) {
+        out << c;
+        if (c == '\n') out << "  ";
+      }
+      out << (i + 1 < workers.size() ? ",\n" : "\n");
     }
-    out << arr.dump(2) << "\n";
+    out << "]\n";
     return 0;
   }
 
   // The "via" column only when some worker is reached through something.
-  const bool any_via = std::any_of(reaches.begin(), reaches.end(), [](const Reach& r) { return r.via != Reach::Via::direct; });
+  bool any_via = false;
   std::vector<std::array<std::string, 5>> rows;
+  std::vector<std::string> detail_texts;
   std::array<std::size_t, 5> width{};
   for (std::size_t i = 0; i < workers.size(); ++i) {
-    const Reach& r = reaches[i];
+    const Reach r = reach_of(i);
+    any_via = any_via || r.via != Reach::Via::direct;
+    if (details) detail_texts.push_back(details_text(r));
     std::array<std::string, 5> row{workers[i].label, address(r), r.user.value,
                                    r.via == Reach::Via::direct ? "direct" : "via " + r.via_text(), source_text(origin(i))};
     for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
@@ -179,7 +200,7 @@ int print_workers(const std::vector<Worker>& workers, const std::vector<Reach>& 
       if (c + 1 < rows[i].size()) line += std::string(width[c] - rows[i][c].size() + 2, ' ');
     }
     out << line << "\n";
-    if (details) out << details_text(reaches[i]);
+    if (details) out << detail_texts[i];
   }
   return 0;
 }

@@ -113,6 +113,11 @@ TEST_CASE("workers --json: an array with addresses, origin, env and host key ali
   CHECK(w["reach"]["via"]["kind"] == "direct");
 
   std::ostringstream empty;
-  print_workers({}, {}, nullptr, true, false, empty);
+  print_workers({}, std::vector<tpush::commands::Reach>{}, nullptr, true, false, empty);
   CHECK(empty.str() == "[]\n");
+
+  // Streamed one worker at a time, byte for byte what dumping the whole array gives.
+  std::ostringstream streamed;
+  print_workers(r.workers, reaches(r.workers, "alice", 0), &r, true, false, streamed);
+  CHECK(streamed.str() == nlohmann::json::parse(streamed.str()).dump(2) + "\n");
 }

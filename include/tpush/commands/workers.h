@@ -6,6 +6,7 @@
 //   tpush workers -v                 each line followed by every setting and its origin
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <vector>
 
@@ -24,6 +25,11 @@ namespace tpush::commands {
 // host_key_aliases, pinned_host_key, "reach" (every setting with "value" and
 // "from") and, for TPU workers, tpu/project/zone/worker/... Returns 0.
 int print_workers(const std::vector<inventory::Worker>& workers, const std::vector<Reach>& reaches,
+                  const inventory::TpuResolution* tpu, bool json, bool details, std::ostream& out);
+// The same, planning each worker's reach when it is printed (`reach_of(i)`):
+// JSON is streamed, so its memory does not grow with the number of workers
+// beyond the workers themselves.
+int print_workers(const std::vector<inventory::Worker>& workers, const std::function<Reach(std::size_t)>& reach_of,
                   const inventory::TpuResolution* tpu, bool json, bool details, std::ostream& out);
 
 }  // namespace tpush::commands
