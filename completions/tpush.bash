@@ -4,7 +4,7 @@
 # here: tests/integration/test_docs.py checks it.
 
 _tpush_options='
-    -h --help --version
+    -h --help --version --config
     -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --internal-ip --refresh --fetch-host-keys --gcloud-timeout --failed
     -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
@@ -15,7 +15,7 @@ _tpush_options='
 
 # Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).
 # rsync has none of tpush's: every word after it is rsync's.
-_tpush_subcommands='workers cp get rsync kill ps logs last'
+_tpush_subcommands='workers cp get rsync kill ps logs last config'
 _tpush_sub_options() {
     case $1 in
         cp | get) echo '-r --recursive -p --preserve' ;;
@@ -35,7 +35,7 @@ _tpush_sub_takes_value() {
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --gcloud-timeout
     -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
-    --alive-interval --host-key-check --label --color -e --env --cd --log --out-dir'
+    --alive-interval --host-key-check --label --color -e --env --cd --log --out-dir --config'
 
 _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
     local opt=$1 cur=$2
@@ -44,7 +44,7 @@ _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -d -- "$cur"))
             ;;
-        -H | --hosts | -i | --identity | --log | -F)
+        -H | --hosts | -i | --identity | --log | -F | --config)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))
             ;;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "tpush/commands/config_file.h"
 #include "tpush/commands/help.h"
 #include "tpush/commands/subcommands.h"
 #include "tpush/ssh/library.h"
@@ -168,6 +169,8 @@ void add_options(CLI::App& app, Options& o, bool& version) {
          out)
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
+  option("--config", o.config_flag, "FILE",
+         "tpush's config file (default: $TPUSH_CONFIG, else ~/.config/tpush/config; none: no file)", "General");
   flag("--version", version, "Print tpush's and libssh2's versions", "General");
 }
 
@@ -219,6 +222,17 @@ std::string recorded_command_line(int argc, const char* const* argv, int command
   return out;
 }
 
+// Notes which options the config file may set were given on this command line.
+void record_given(const CLI::App& app, Options& o) {
+  for (std::string_view key : config_keys()) {
+    const CLI::Option* opt = app.get_option_no_throw("--" + std::string(key));
+    if (opt != nullptr && opt->count() > 0) {
+      o.given.emplace(key);
+      o.from_config.erase(std::string(key));  // the command line wins
+    }
+  }
+}
+
 void parse_reversed(CLI::App& app, std::vector<std::string> args) {
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   app.parse(args);
@@ -255,6 +269,8 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
     std::cout << "tpush " << TPUSH_VERSION << " (libssh2 " << ssh::libssh2_version() << ")\n";
     return std::nullopt;
   }
+  record_given(app, o);
+  apply_config(o, load_config(o.config_flag));
   o.rest = app.remaining();
   const bool subcommand = !o.rest.empty() && find_subcommand(o.rest.front());
   o.command_line = recorded_command_line(argc, argv, subcommand ? argc : argc - static_cast<int>(o.rest.size()));
@@ -295,10 +311,24 @@ std::optional<std::vector<std::string>> parse_subcommand(Options& o, const Subco
     std::cout << "tpush " << TPUSH_VERSION << " (libssh2 " << ssh::libssh2_version() << ")\n";
     return std::nullopt;
   }
+  if (app.count("--config") > 0)
+    throw UsageError("--config goes before the subcommand's name (tpush --config FILE " + o.subcommand + " ...)");
+  record_given(app, o);
   if (!spec.takes_args && !positionals.empty())
     throw UsageError("unexpected argument '" + positionals.front() + "' for 'tpush " + o.subcommand +
                      "' (usage: " + usage_of(o.subcommand) + ")");
   return positionals;
+}
+
+void parse_one_option(Options& o, const std::string& long_name, const std::string& value) {
+  bool version = false;
+  CLI::App app{"", "tpush"};
+  add_options(app, o, version);
+  try {
+    app.parse(std::vector<std::string>{"--" + long_name + "=" + value});
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
 }
 
 void print_subcommand_help(const std::string& subcommand, const std::string& description) {

@@ -15,6 +15,7 @@ constexpr std::string_view kKill[] = {"kill [-s SIG] [--grace SECONDS] [--sudo] 
 constexpr std::string_view kPs[] = {"ps [--all-users] [PATTERN]"};
 constexpr std::string_view kLogs[] = {"logs [-f] [-n LINES] FILE"};
 constexpr std::string_view kLast[] = {"last [--json]"};
+constexpr std::string_view kConfig[] = {"config [--json]"};
 
 constexpr Subcommand kSubcommands[] = {
     {"workers", kWorkers, "the workers and where each came from", workers_main},
@@ -25,6 +26,7 @@ constexpr Subcommand kSubcommands[] = {
     {"ps", kPs, "matching processes on every worker", ps_main},
     {"logs", kLogs, "the end of FILE on every worker (-f: follow)", logs_main},
     {"last", kLast, "the last run's summary (with worker options: the last on those workers)", last_main},
+    {"config", kConfig, "the config file and groups read, each setting and where it came from", config_main},
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tpush/commands/config_file.h"
 #include "tpush/commands/run_history.h"
 #include "tpush/inventory/inventory.h"
 #include "tpush/inventory/node_set.h"
@@ -54,15 +55,35 @@ void keep_failed(const Options& o, Targets& t) {
   if (t.tpu) t.tpu->origins = std::move(origins);
 }
 
+// Takes the `tpu:NAME` members of groups and host lists out of `workers`, as
+// TPU names to resolve with the -t ones.
+std::vector<std::string> take_tpu_members(std::vector<inventory::Worker>& workers) {
+  std::vector<std::string> names;
+  std::erase_if(workers, [&](const inventory::Worker& w) {
+    std::string name = inventory::tpu_member(w.target);
+    if (name.empty()) return false;
+    names.push_back(std::move(name));
+    return true;
+  });
+  return names;
+}
+
 }  // namespace
 
 Targets resolve_targets(const Options& o, int signal_fd) {
   Targets t;
-  t.workers = inventory::workers_from_host_lists(o.host_exprs, o.host_files, o.excludes);
+  const std::optional<inventory::HostGroups> groups = load_groups(o);
+  inventory::HostListOptions list_options;
+  if (groups) list_options.groups = &*groups;
+  t.workers = inventory::workers_from_host_lists(o.host_exprs, o.host_files, o.excludes, list_options);
+  std::vector<std::string> tpus = o.tpus;
+  for (auto& name : take_tpu_members(t.workers)) tpus.push_back(std::move(name));
   inventory::apply_labels(t.workers, o.label == "index" ? inventory::LabelMode::index
                                                         : inventory::LabelMode::host);
-  if (!o.tpus.empty() || !o.queued_resources.empty()) {
-    t.tpu = inventory::resolve_tpus(tpu_query(o, signal_fd));
+  if (!tpus.empty() || !o.queued_resources.empty()) {
+    inventory::TpuQuery query = tpu_query(o, signal_fd);
+    query.tpus = t.tpu_names = std::move(tpus);
+    t.tpu = inventory::resolve_tpus(query);
     for (const auto& w : t.tpu->warnings) spdlog::warn("{}", w);
     spdlog::debug("workers from {}", t.tpu->source);
     if (t.workers.empty()) {
@@ -81,7 +102,8 @@ Targets resolve_targets(const Options& o, int signal_fd) {
 std::function<std::vector<inventory::Worker>()> tpu_refresher(const Options& o, const Targets& t,
                                                               int signal_fd) {
   if (!t.tpu || !t.tpu->from_cache) return {};
-  return [q = tpu_query(o, signal_fd)]() mutable {
+  return [q = tpu_query(o, signal_fd), names = t.tpu_names]() mutable {
+    q.tpus = names;
     q.refresh = true;
     return inventory::resolve_tpus(q).workers;
   };

@@ -109,16 +109,23 @@ Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dep
   Reach r;
 
   r.hostname = c.hostname.is_set() ? from_config<std::string>(c.hostname) : Sourced<std::string>{query.host, ""};
-  r.port = c.port.is_set() ? from_config<std::uint16_t>(c.port) : Sourced<std::uint16_t>{22, "default"};
-  r.user = c.user.is_set() ? from_config<std::string>(c.user) : Sourced<std::string>{local_user_, "$USER"};
+  const ReachDefaults& mine = options_.reach_defaults;  // tpush's config file
+  const auto config_origin = [&](const char* key) { return "config " + options_.from_config.at(key); };
+  r.port = c.port.is_set() ? from_config<std::uint16_t>(c.port)
+           : mine.port     ? Sourced<std::uint16_t>{mine.port, config_origin("port")}
+                           : Sourced<std::uint16_t>{22, "default"};
+  r.user = c.user.is_set()      ? from_config<std::string>(c.user)
+           : !mine.user.empty() ? Sourced<std::string>{mine.user, config_origin("user")}
+                                : Sourced<std::string>{local_user_, "$USER"};
 
-  // -i first (for jump hosts too: keys are keys), then IdentityFile lines;
-  // tpush's default keys when neither names one (an `IdentityFile none` line
-  // counts as naming one, as in ssh).
+  // -i first (for jump hosts too: keys are keys), then IdentityFile lines, then
+  // the config file's; tpush's default keys when none names one (an
+  // `IdentityFile none` line counts as naming one, as in ssh).
   for (const auto& f : options_.identities) r.identity_files.push_back({fs::absolute(f), "-i"});
   for (const auto& e : c.identity_files)
     if (!e.path.empty()) r.identity_files.push_back({e.path, e.origin.to_string()});
-  if (options_.identities.empty() && c.identity_files.empty())
+  for (const auto& f : mine.identities) r.identity_files.push_back({fs::absolute(f), config_origin("identity")});
+  if (options_.identities.empty() && c.identity_files.empty() && mine.identities.empty())
     for (const auto& f : ssh::default_identity_files(home_)) r.identity_files.push_back({f, "default"});
   r.identities_only = c.identities_only.is_set() ? from_config<bool>(c.identities_only) : Sourced<bool>{false, "default"};
   r.identity_agent = {"", "default"};
@@ -129,16 +136,21 @@ Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dep
     r.identity_agent = {agent, c.identity_agent.origin.to_string()};
   }
 
-  // The way there: -J (the workers only), else ProxyJump / ProxyCommand.
-  if (!is_jump && !options_.jump.empty()) {
+  // The way there: -J (the workers only), else ProxyJump / ProxyCommand, else
+  // the config file's jump.
+  const auto jump_through = [&](const std::string& jump, const std::string& from) {
     ssh::ProxyJumpValue value;
-    if (const std::string err = ssh::parse_proxy_jump(options_.jump, value); !err.empty())
-      throw UsageError("-J " + options_.jump + ": " + err + " (write -J [user@]host[:port][,...])");
+    if (const std::string err = ssh::parse_proxy_jump(jump, value); !err.empty())
+      throw UsageError((from == "-J" ? "-J " : from + ": jump = ") + jump + ": " + err + " (write " +
+                       (from == "-J" ? "-J " : "jump = ") + "[user@]host[:port][,...])");
     if (!value.none) {
       r.via = Reach::Via::jump;
       r.jump = plan_jump(value.hops, depth);
-      r.via_from = "-J";
+      r.via_from = from;
     }
+  };
+  if (!is_jump && !options_.jump.empty()) {
+    jump_through(options_.jump, "-J");
   } else if (c.proxy.is_set()) {
     const ssh::ProxySetting& p = *c.proxy.value;
     r.via_from = c.proxy.origin.to_string();
@@ -149,16 +161,20 @@ Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dep
       r.via = Reach::Via::jump;
       r.jump = plan_jump(p.jump.hops, depth);
     }
+  } else if (!is_jump && !mine.jump.empty()) {
+    jump_through(mine.jump, config_origin("jump"));
   }
 
   r.connect_timeout = options_.connect_timeout ? Sourced<int>{*options_.connect_timeout, "--connect-timeout"}
                       : c.connect_timeout.is_set() ? from_config<int>(c.connect_timeout)
+                      : mine.connect_timeout       ? Sourced<int>{*mine.connect_timeout, config_origin("connect-timeout")}
                                                    : Sourced<int>{kDefaultConnectTimeout, "default"};
   // ServerAliveInterval 0 is OpenSSH's "off"; tpush never waits forever on a
   // silent worker, so 0 leaves its own default.
   if (options_.alive_interval) r.alive_interval = {*options_.alive_interval, "--alive-interval"};
   else if (c.server_alive_interval.is_set() && *c.server_alive_interval.value > 0)
     r.alive_interval = from_config<int>(c.server_alive_interval);
+  else if (mine.alive_interval) r.alive_interval = {*mine.alive_interval, config_origin("alive-interval")};
   else r.alive_interval = {kDefaultAliveInterval, "default"};
   r.alive_count = c.server_alive_count_max.is_set() && *c.server_alive_count_max.value > 0
                       ? from_config<int>(c.server_alive_count_max)
@@ -173,6 +189,8 @@ Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dep
   else if (c.strict_host_key_checking.is_set())
     r.host_key_check = {host_key_mode(*c.strict_host_key_checking.value),
                         c.strict_host_key_checking.origin.to_string()};
+  else if (mine.host_key_check)
+    r.host_key_check = {ssh::parse_host_key_mode(*mine.host_key_check), config_origin("host-key-check")};
   else r.host_key_check = {ssh::HostKeyMode::accept_new, "default"};
   auto paths = [](const std::vector<std::string>& v) { return std::vector<fs::path>(v.begin(), v.end()); };
   r.user_known_hosts = c.user_known_hosts_files.is_set()

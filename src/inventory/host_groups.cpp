@@ -28,8 +28,14 @@ bool bad_name_char(char c) {
 
 }  // namespace
 
-HostGroups::HostGroups(string_view text, std::string file, std::string source)
-    : file_(std::move(file)), source_(std::move(source)) {
+HostGroups::HostGroups(std::string source) : source_(std::move(source)) {}
+
+HostGroups::HostGroups(string_view text, std::string file, std::string source) : source_(std::move(source)) {
+  add_text(text, file);
+}
+
+void HostGroups::add_text(string_view text, const std::string& file) {
+  origins_.push_back("groups file " + quote_for_message(file));
   std::size_t line_no = 0;
   while (!text.empty()) {
     ++line_no;
@@ -39,7 +45,7 @@ HostGroups::HostGroups(string_view text, std::string file, std::string source)
     line = line.substr(0, line.find('#'));
     if (trim(line).empty()) continue;
 
-    const std::string where = escape_for_message(file_) + ":" + std::to_string(line_no);
+    const std::string where = escape_for_message(file) + ":" + std::to_string(line_no);
     const auto colon = line.find(':');
     const string_view name = line.substr(0, colon);
     if (colon == string_view::npos || name.empty() || is_blank(name.front())) {
@@ -47,21 +53,25 @@ HostGroups::HostGroups(string_view text, std::string file, std::string source)
                        " is not a group line (write NAME: HOSTS, like 'rack1: node[01-16]', "
                        "with NAME at the start of the line)");
     }
-    for (char c : name) {
-      if (bad_name_char(c)) {
-        throw UsageError(where + ": group name " + quote_for_message(name) +
-                         " cannot hold blanks or any of :,@[]!&^*?# (write NAME: HOSTS)");
-      }
+    add(name, trim(line.substr(colon + 1)), where);
+  }
+}
+
+void HostGroups::add(string_view name, string_view hosts, const std::string& where) {
+  if (name.empty()) throw UsageError(where + ": a group needs a name (like rack1)");
+  for (char c : name) {
+    if (bad_name_char(c)) {
+      throw UsageError(where + ": group name " + quote_for_message(name) +
+                       " cannot hold blanks or any of :,@[]!&^*?#");
     }
-    const string_view hosts = trim(line.substr(colon + 1));
-    auto [it, inserted] = groups_.try_emplace(std::string(name), GroupDefinition{std::string(hosts), where});
-    if (inserted) {
-      names_.emplace_back(name);
-    } else if (!hosts.empty()) {
-      // ClusterShell reads every line of a name: they add up.
-      auto& expression = it->second.expression;
-      expression += expression.empty() ? std::string(hosts) : "," + std::string(hosts);
-    }
+  }
+  auto [it, inserted] = groups_.try_emplace(std::string(name), GroupDefinition{std::string(hosts), where});
+  if (inserted) {
+    names_.emplace_back(name);
+  } else if (!hosts.empty()) {
+    // ClusterShell reads every line of a name: they add up.
+    auto& expression = it->second.expression;
+    expression += expression.empty() ? std::string(hosts) : "," + std::string(hosts);
   }
 }
 
@@ -77,7 +87,10 @@ std::optional<GroupDefinition> HostGroups::find(string_view source, string_view 
 }
 
 std::string HostGroups::origin() const {
-  return "groups file " + quote_for_message(file_) + " (source " + quote_for_message(source_) + ")";
+  std::string out;
+  for (std::size_t i = 0; i < origins_.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == origins_.size() ? " and " : ", ") + origins_[i];
+  return (out.empty() ? "no file" : out) + " (source " + quote_for_message(source_) + ")";
 }
 
 }  // namespace tpush::inventory

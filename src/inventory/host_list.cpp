@@ -3,6 +3,7 @@
 #include <regex.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -462,6 +463,8 @@ class Expander {
   }
 
   void host_item(string_view item, HostSet& out) {
+    if (item.size() > 4 && item.substr(0, 4) == "tpu:" && std::isalpha(static_cast<unsigned char>(item[4])))
+      return tpu_item(item, out);
     const HostItem parsed = parse_host_item(item);
     if (parsed.address) {
       emit(item, parsed.user, *parsed.address, parsed.port, out);
@@ -471,6 +474,17 @@ class Expander {
       check_room(item, parsed.pattern->count());  // before building the names
       for (auto& name : parsed.pattern->names()) emit(item, parsed.user, std::move(name), parsed.port, out);
     }
+  }
+
+  // `tpu:NAME` (ranges allowed: tpu:pod[1-2]): the workers of a TPU, resolved
+  // later through gcloud. A port (`tpu:x:22`) or a user does not apply to them.
+  void tpu_item(string_view item, HostSet& out) {
+    const string_view names = item.substr(4);
+    if (names.find_first_of(":@") != string_view::npos)
+      fail(item, "a TPU item is tpu:NAME, without user@ or :port (set them with -l and -p)");
+    const HostPattern pattern(names, item, 4);
+    check_room(item, pattern.count());
+    for (auto& name : pattern.names()) emit(item, "", "tpu:" + name, 0, out);
   }
 
   // The hosts of the group `all` whose names match a mask; a user or port in the

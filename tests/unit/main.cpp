@@ -1,2 +1,12 @@
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <cstdlib>
+
+int main(int argc, char** argv) {
+  // Hermetic: the command line tests must not read the config file of whoever
+  // runs them (test_commands_config_file.cpp sets its own).
+  ::setenv("TPUSH_CONFIG", "none", 1);
+  doctest::Context context(argc, argv);
+  return context.run();
+}

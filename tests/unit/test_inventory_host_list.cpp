@@ -764,3 +764,16 @@ TEST_CASE("host list: where tpush differs from nodeset -e, and why") {
     CHECK_MESSAGE((*nodeset)[i] != expected[i], "nodeset now agrees: move the line to nodeset_agrees.txt");
   }
 }
+
+TEST_CASE("host list: tpu:NAME stands for a TPU's workers, also in groups and exclusions") {
+  const HostGroups groups("pods: tpu:pod[1-2]\nmixed: @pods,node1\n", "groups");
+  const HostListOptions options{&groups};
+  const auto hosts = expand_host_list("@mixed,tpu:solo", options);
+  CHECK(texts(hosts) == Names{"tpu:pod1", "tpu:pod2", "node1", "tpu:solo"});
+  CHECK(tpush::inventory::tpu_member(hosts[0]) == "pod1");
+  CHECK(tpush::inventory::tpu_member(hosts[2]).empty());
+  CHECK(texts(select_hosts({"@mixed"}, {}, {"tpu:pod2"}, options)) == Names{"tpu:pod1", "node1"});
+  // A host called tpu with a port is still a host.
+  CHECK(tpush::inventory::tpu_member(expand_host_list("tpu:22").at(0)).empty());
+  CHECK(expand_error("tpu:pod:22").find("a TPU item is tpu:NAME, without user@ or :port") != std::string::npos);
+}

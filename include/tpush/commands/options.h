@@ -9,8 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,22 @@ class App;
 }
 
 namespace tpush::commands {
+
+// What the config file says about reaching workers (config_file.h): it ranks
+// below the command line, the host list's user@/:port and ssh_config.
+struct ReachDefaults {
+  std::string user;
+  uint16_t port = 0;
+  std::vector<std::string> identities;
+  std::string jump;
+  std::optional<int> connect_timeout, alive_interval;
+  std::optional<std::string> host_key_check;
+};
+
+// A group defined in the config file's [groups].
+struct ConfigGroup {
+  std::string name, hosts, where;
+};
 
 struct Options {
   // where
@@ -61,6 +80,14 @@ struct Options {
   bool json = false;                    // --json: JSON Lines on stdout
   std::string out_dir;                  // --out-dir DIR
   bool fail_fast = false;               // --fail-fast
+  // tpush's config file (config_file.h)
+  std::string config_flag;              // --config FILE ("none": no file)
+  std::filesystem::path config_file;    // the file read, if any
+  std::string config_found_by;          // "--config", "TPUSH_CONFIG", "the default location"
+  std::set<std::string> given;          // config keys given on the command line
+  std::map<std::string, std::string> from_config;  // config key -> "FILE:LINE" that set it
+  ReachDefaults reach_defaults;
+  std::vector<ConfigGroup> config_groups;
   // tpush's own argv, -e values hidden (for the run record)
   std::string command_line;
   // the subcommand ("workers", ...), if any
@@ -87,6 +114,10 @@ struct SubcommandSpec {
 // Parses o.rest for o.subcommand; returns its positional arguments, or nullopt
 // when --help was printed. Throws UsageError.
 std::optional<std::vector<std::string>> parse_subcommand(Options& o, const SubcommandSpec& spec);
+
+// Parses one option as the command line would (`--fanout=64`) into `o`: the
+// config file's values get the same checks. Throws UsageError with the reason.
+void parse_one_option(Options& o, const std::string& long_name, const std::string& value);
 
 // "tpush [OPTIONS] cp [-r] [-p] SRC... DEST", for messages (the first form).
 std::string usage_of(const std::string& subcommand);

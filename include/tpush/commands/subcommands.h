@@ -24,5 +24,7 @@ const Subcommand* find_subcommand(std::string_view name);
 int workers_main(Options& o, int signal_fd);
 // `tpush last`: the last run's summary (see run_history.h).
 int last_main(Options& o, int signal_fd);
+// `tpush config`: the config file, groups, and each setting with its origin.
+int config_main(Options& o, int signal_fd);
 
 }  // namespace tpush::commands

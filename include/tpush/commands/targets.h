@@ -15,6 +15,8 @@ struct Targets {
   std::vector<inventory::Worker> workers;
   // Set when every worker came from -t / --queued-resource (origins line up).
   std::optional<inventory::TpuResolution> tpu;
+  // The TPUs resolved: -t's, then the `tpu:NAME` members of host lists.
+  std::vector<std::string> tpu_names;
 };
 
 // Host lists (-w, -H, minus -x) first, then TPUs. UsageError when there are

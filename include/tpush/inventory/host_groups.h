@@ -45,6 +45,8 @@ class GroupSource {
 // calls the source of this file "local"): `@rack1` and `@local:rack1` are the same.
 class HostGroups final : public GroupSource {
  public:
+  // No groups yet; add_text() and add() bring them.
+  explicit HostGroups(std::string source = "local");
   // Parses a groups file's text; `file` names it in messages. Malformed lines are a
   // UsageError "FILE:LINE: ...".
   HostGroups(std::string_view text, std::string file, std::string source = "local");
@@ -57,12 +59,20 @@ class HostGroups final : public GroupSource {
                                       std::string_view name) const override;
   std::string origin() const override;
 
+  // The groups of one more file's text (as the constructor reads it).
+  void add_text(std::string_view text, const std::string& file);
+  // One definition from elsewhere (tpush's config file); `where` ("FILE:LINE")
+  // names it in messages. A name already defined gets these hosts too.
+  void add(std::string_view name, std::string_view hosts, const std::string& where);
+  // Says where add()'s definitions come from, for origin(): "config file 'F'".
+  void add_origin(std::string origin) { origins_.push_back(std::move(origin)); }
+
   // The group names, in the order the file first gives them.
   const std::vector<std::string>& names() const { return names_; }
 
  private:
-  std::string file_;
   std::string source_;
+  std::vector<std::string> origins_;  // "groups file 'F'", for origin()
   std::map<std::string, GroupDefinition, std::less<>> groups_;
   std::vector<std::string> names_;
 };

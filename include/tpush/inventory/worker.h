@@ -20,6 +20,13 @@ struct HostSpec {
   bool operator==(const HostSpec&) const = default;
 };
 
+// A `tpu:NAME` item of a host list (a group of hosts and pods) stands for every
+// worker of that TPU: host is "tpu:NAME" (no host name holds ':'), resolved
+// through gcloud later. Returns NAME, or "" for an ordinary host.
+inline std::string tpu_member(const HostSpec& h) {
+  return h.host.rfind("tpu:", 0) == 0 && h.port == 0 ? h.host.substr(4) : std::string();
+}
+
 struct Worker {
   HostSpec target;
   std::string label;  // shown as the output prefix and in the summary
