@@ -117,6 +117,21 @@ string_view not_a_default(string_view key) {
   return {};
 }
 
+bool is_flag(string_view key) {
+  constexpr string_view kFlags[] = {"internal-ip", "tunnel-through-iap", "fetch-host-keys", "quiet", "summary-always"};
+  for (string_view f : kFlags)
+    if (f == key) return true;
+  return false;
+}
+
+// What CLI11 reads as a flag's value.
+bool is_bool_word(const std::string& value) {
+  const std::string v = util::ascii_lowercase(value);
+  for (string_view w : {"yes", "no", "true", "false", "on", "off", "1", "0"})
+    if (v == w) return true;
+  return false;
+}
+
 string_view trim(string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
@@ -237,6 +252,9 @@ void apply_config(Options& o, const ConfigFile& config) {
       throw UsageError(where + ": " + e.key + " is set twice (keep one line; identity is the one key that repeats)");
     if (o.given.count(e.key)) continue;  // the command line wins
     if (e.key == "zone" && util::env_value("TPUSH_ZONE")) continue;  // so does the environment
+    if (is_flag(e.key) && !is_bool_word(e.value))
+      throw UsageError(where + ": " + e.key + " = " + inventory::escape_for_message(e.value) +
+                       ": a flag is yes or no (fix the value, or remove the line)");
     Options parsed;
     try {
       parse_one_option(parsed, e.key, e.key == "identity" ? expand_home(e.value) : e.value);

@@ -111,7 +111,7 @@ void add_options(CLI::App& app, Options& o, bool& version) {
          "every worker",
          how);
   option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   option("--connect-timeout", o.connect_timeout, "SECONDS",
          "Seconds for TCP connect + SSH handshake + auth (default: ConnectTimeout, else 10)", how)
       ->check(CLI::Range(1, 86400));

@@ -75,6 +75,7 @@ Targets resolve_targets(const Options& o, int signal_fd) {
   const std::optional<inventory::HostGroups> groups = load_groups(o);
   inventory::HostListOptions list_options;
   if (groups) list_options.groups = &*groups;
+  else list_options.no_groups_hint = "write 'NAME: HOSTS' lines in " + groups_file().string();
   t.workers = inventory::workers_from_host_lists(o.host_exprs, o.host_files, o.excludes, list_options);
   std::vector<std::string> tpus = o.tpus;
   for (auto& name : take_tpu_members(t.workers)) tpus.push_back(std::move(name));

@@ -169,7 +169,7 @@ std::string operator_meaning(char op) {
 // @group references and refusing cycles.
 class Expander {
  public:
-  explicit Expander(const HostListOptions& options) : groups_(options.groups) {}
+  explicit Expander(const HostListOptions& options) : groups_(options.groups), no_groups_hint_(options.no_groups_hint) {}
 
   // One expression: each line is evaluated on its own and added to `scope`.
   void add_expression(string_view expr, Scope& scope, Mode mode, string_view source = {}) {
@@ -432,7 +432,8 @@ class Expander {
       throw UsageError("group " + in_quotes(shown) + " includes itself (" + escaped(cycle + shown) + ")");
     }
     if (groups_ == nullptr) {
-      fail(token, "unknown group " + in_quotes(shown) + " (no groups file is set up; a host name cannot start with '@')");
+      fail(token, "unknown group " + in_quotes(shown) + " (no groups file is set up" + hint() +
+                      "; a host name cannot start with '@')");
     }
     const auto definition = groups_->find(source, name);
     if (!definition) {
@@ -453,7 +454,7 @@ class Expander {
   const std::vector<HostSpec>& all_hosts(string_view token, const std::string& source) {
     if (groups_ == nullptr) {
       fail(token, "'*' and '?' select hosts of the group 'all' in a groups file, and no groups file is "
-                  "set up (a host name cannot hold '*' or '?')");
+                  "set up" + hint() + " (a host name cannot hold '*' or '?')");
     }
     if (!groups_->find(source, "all")) {
       fail(token, "'*' and '?' select hosts of the group 'all', which " + groups_->origin() +
@@ -520,7 +521,10 @@ class Expander {
     out.add(HostSpec{user, std::move(host), port, std::move(text)});
   }
 
+  std::string hint() const { return no_groups_hint_.empty() ? "" : ": " + no_groups_hint_; }
+
   const GroupSource* groups_;
+  std::string no_groups_hint_;
   std::size_t emitted_ = 0;
   std::vector<std::pair<fs::path, fs::path>> chain_;             // files being read: as named, canonical
   std::vector<std::pair<std::string, std::string>> group_chain_;  // groups being expanded: key, shown

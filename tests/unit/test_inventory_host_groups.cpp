@@ -61,7 +61,7 @@ TEST_CASE("host groups: ClusterShell's flat groups file") {
   CHECK(HostGroups("a: b\n", "f", "site").find("site", "a"));
   CHECK(groups.origin() == "groups file 'local.cfg' (source 'local')");
 
-  const HostListOptions options{&groups};
+  const HostListOptions options{&groups, {}};
   CHECK(expand_host_list("@oss", options).size() == 2);
   CHECK(expand_host_list("@*", options).size() == 131);
   CHECK(expand_host_list("@empty", options).empty());
@@ -99,7 +99,7 @@ TEST_CASE("host groups: reading a file") {
   std::ofstream(file) << "rack1: n[01-16]\nall: @rack1,login\n";
   const auto groups = HostGroups::read(file);
   CHECK(groups.find("", "rack1")->where == file.string() + ":1");
-  CHECK(expand_host_list("@rack1!n[02-16]", HostListOptions{&groups}).at(0).host == "n01");
+  CHECK(expand_host_list("@rack1!n[02-16]", HostListOptions{&groups, {}}).at(0).host == "n01");
 
   CHECK(error_of([&] { HostGroups::read(dir / "nope"); }) ==
         "cannot read groups file '" + (dir / "nope").string() + "': No such file or directory");
@@ -111,6 +111,6 @@ TEST_CASE("host groups: a file name with control characters is escaped in messag
   const std::string message = error_of([] { HostGroups("not a group\n", "odd\tname"); });
   CHECK(message.rfind("odd\\tname:1: ", 0) == 0);
   const HostGroups groups("a: n[3-1]\n", "odd\x1bname");
-  CHECK(error_of([&] { expand_host_list("@a", HostListOptions{&groups}); })
+  CHECK(error_of([&] { expand_host_list("@a", HostListOptions{&groups, {}}); })
             .rfind("odd\\x1bname:1: bad host list 'n[3-1]'", 0) == 0);
 }

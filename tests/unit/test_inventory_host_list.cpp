@@ -410,7 +410,7 @@ const HostGroups& test_groups() {
   return groups;
 }
 
-HostListOptions with_groups() { return HostListOptions{&test_groups()}; }
+HostListOptions with_groups() { return HostListOptions{&test_groups(), {}}; }
 
 }  // namespace
 
@@ -559,14 +559,14 @@ TEST_CASE("host list: @group, @source:group, @*") {
 
 TEST_CASE("host list: groups name groups; cycles and bad definitions are errors") {
   const HostGroups cyclic("a: n1,@b\nb: @c\nc: n2,@a\nok: n3\nbad: n[3-1]\nuses-bad: @bad\n", "cyc");
-  const HostListOptions g{&cyclic};
+  const HostListOptions g{&cyclic, {}};
   CHECK(expand_names("@ok", g) == Names{"n3"});
   CHECK(expand_error_with("@a", g) ==
         "cyc:1: cyc:2: cyc:3: group '@a' includes itself (@a at cyc:1 -> @b at cyc:2 -> @c at cyc:3 -> @a)");
   CHECK(expand_error_with("x,@uses-bad", g) ==
         "cyc:6: cyc:5: bad host list 'n[3-1]': range 3-1 runs backwards (write n[1-3])");
   const HostGroups self("me: @me\n", "self");
-  CHECK(expand_error_with("@me", HostListOptions{&self}).find("includes itself (@me at self:1 -> @me)") !=
+  CHECK(expand_error_with("@me", HostListOptions{&self, {}}).find("includes itself (@me at self:1 -> @me)") !=
         std::string::npos);
 }
 
@@ -584,10 +584,10 @@ TEST_CASE("host list: wildcards select from the group all") {
   CHECK(expand_error("n*").find("no groups file is set up (a host name cannot hold '*' or '?')") !=
         std::string::npos);
   const HostGroups no_all("rack1: n1\n", "g2");
-  CHECK(expand_error_with("n?", HostListOptions{&no_all}) ==
+  CHECK(expand_error_with("n?", HostListOptions{&no_all, {}}) ==
         "bad host list 'n?': '*' and '?' select hosts of the group 'all', which groups file 'g2' "
         "(source 'local') does not define (add a line 'all: HOSTS')");
-  CHECK(expand_error_with("@*", HostListOptions{&no_all}).find("does not define") != std::string::npos);
+  CHECK(expand_error_with("@*", HostListOptions{&no_all, {}}).find("does not define") != std::string::npos);
 }
 
 TEST_CASE("host list: select_hosts combines -w, -H and -x as pdsh does") {
@@ -719,7 +719,7 @@ std::optional<std::vector<Outcome>> nodeset_outcomes(const std::vector<std::stri
 
 TEST_CASE("host list: the corpus agrees with nodeset -e") {
   const auto groups = HostGroups::read(tpush::test::host_list_fixtures() / "groups");
-  const HostListOptions options{&groups};
+  const HostListOptions options{&groups, {}};
   const auto exprs = corpus_lines("nodeset_agrees.txt");
   REQUIRE(exprs.size() > 100);
   const auto nodeset = nodeset_outcomes(exprs);
@@ -732,7 +732,7 @@ TEST_CASE("host list: the corpus agrees with nodeset -e") {
 
 TEST_CASE("host list: where tpush differs from nodeset -e, and why") {
   const auto groups = HostGroups::read(tpush::test::host_list_fixtures() / "groups");
-  const HostListOptions options{&groups};
+  const HostListOptions options{&groups, {}};
   std::vector<std::string> exprs;
   std::vector<Outcome> expected;
   for (const auto& line : corpus_lines("tpush_differs.txt")) {
@@ -767,7 +767,7 @@ TEST_CASE("host list: where tpush differs from nodeset -e, and why") {
 
 TEST_CASE("host list: tpu:NAME stands for a TPU's workers, also in groups and exclusions") {
   const HostGroups groups("pods: tpu:pod[1-2]\nmixed: @pods,node1\n", "groups");
-  const HostListOptions options{&groups};
+  const HostListOptions options{&groups, {}};
   const auto hosts = expand_host_list("@mixed,tpu:solo", options);
   CHECK(texts(hosts) == Names{"tpu:pod1", "tpu:pod2", "node1", "tpu:solo"});
   CHECK(tpush::inventory::tpu_member(hosts[0]) == "pod1");
@@ -775,5 +775,9 @@ TEST_CASE("host list: tpu:NAME stands for a TPU's workers, also in groups and ex
   CHECK(texts(select_hosts({"@mixed"}, {}, {"tpu:pod2"}, options)) == Names{"tpu:pod1", "node1"});
   // A host called tpu with a port is still a host.
   CHECK(tpush::inventory::tpu_member(expand_host_list("tpu:22").at(0)).empty());
+  HostListOptions hinted;
+  hinted.no_groups_hint = "write 'NAME: HOSTS' lines in /g";
+  CHECK(expand_error_with("@x", hinted).find("(no groups file is set up: write 'NAME: HOSTS' lines in /g; a host") !=
+        std::string::npos);
   CHECK(expand_error("tpu:pod:22").find("a TPU item is tpu:NAME, without user@ or :port") != std::string::npos);
 }

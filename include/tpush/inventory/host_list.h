@@ -56,6 +56,8 @@ namespace tpush::inventory {
 struct HostListOptions {
   // Resolves @group, @* and wildcards; without one they are errors.
   const GroupSource* groups = nullptr;
+  // Without groups: where they would come from, for messages.
+  std::string no_groups_hint;
 };
 
 // Expands a host list expression into host specs, in order, duplicates dropped
