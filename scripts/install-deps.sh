@@ -35,12 +35,12 @@ readonly build_pkgs=(
 readonly dev_pkgs=(doctest-dev)
 # Real sshd on loopback, pytest, fault injection (nft, ip), process tools, and
 # the oracles tests compare against (dshbak from pdsh; clubak and nodeset from
-# clustershell), and what checks the man page and the zsh completion.
+# clustershell), and what checks the man page and the zsh and fish completions.
 readonly test_pkgs=(
   openssh-server openssh-client python3 python3-pytest
   nftables iproute2 procps psmisc lsof rsync
   pdsh clustershell
-  man-db zsh
+  man-db zsh fish
 )
 # The tools tpush is measured against.
 readonly bench_pkgs=(pssh hyperfine strace)

@@ -1,8 +1,8 @@
 """The man page and the shell completions cannot drift from the binary.
 
 Every option `tpush --help` prints must have its own entry in man/tpush.1's OPTIONS
-section and be offered by both completion files; the values --help lists for an option
-(`TEXT:{auto,always,never}`) must be completed too; every exit code in
+section and be offered by each completion file (bash, zsh, fish); the values --help lists
+for an option (`TEXT:{auto,always,never}`) must be completed too; every exit code in
 include/tpush/output/exit_codes.h must be documented under EXIT STATUS. Adding an
 option or an exit code without documenting it fails here. No farm needed.
 """
@@ -22,6 +22,7 @@ from conftest import REPO
 MAN = REPO / "man" / "tpush.1"
 BASH = REPO / "completions" / "tpush.bash"
 ZSH = REPO / "completions" / "_tpush"
+FISH = REPO / "completions" / "tpush.fish"
 EXIT_CODES = REPO / "include" / "tpush" / "output" / "exit_codes.h"
 
 OPTION = re.compile(r"--?[A-Za-z][\w-]*")
@@ -319,3 +320,119 @@ def test_zsh_completion_syntax():
     assert shutil.which("zsh"), "zsh is not installed: scripts/install-deps.sh test installs it"
     r = subprocess.run(["zsh", "-n", str(ZSH)], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, f"zsh -n completions/_tpush:\n{r.stderr}"
+
+
+# ---------------------------------------------------------------------------
+# fish
+
+def value_options(text: str, group: str | None = None) -> set[str]:
+    """The options of a --help text (or of one group) that take a value (`-w HOSTS`, not
+    `--leader [=LABEL]`)."""
+    taking: set[str] = set()
+    current = None
+    for line in text.splitlines():
+        if re.match(r"^\S.*:$", line):
+            current = line[:-1]
+            continue
+        m = OPTION_LINE.match(line)
+        if m and (group is None or current == group) and m.group(2) and not m.group(2).startswith("[="):
+            taking |= set(m.group(1).split(", "))
+    return taking
+
+
+@pytest.fixture(scope="module")
+def fish_home(tmp_path_factory, tpush_bin) -> dict[str, str]:
+    """The environment fish completes in: its own empty home, and tpush on PATH (fish loads
+    a command's completion only once the command exists)."""
+    assert shutil.which("fish"), "fish is not installed: scripts/install-deps.sh test installs it"
+    home = tmp_path_factory.mktemp("fish-home")
+    return {"PATH": f"{Path(tpush_bin).parent}:{os.environ['PATH']}", "HOME": str(home), "LC_ALL": "C.UTF-8",
+            "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
+            "XDG_CACHE_HOME": str(home / "cache")}
+
+
+def fish_complete(env: dict[str, str], line: str) -> list[str]:
+    """What fish offers for `line`, the cursor at its end: the candidates of `complete -C`.
+    fish finds completions/tpush.fish as it finds an installed one, by its name in
+    $fish_complete_path (then its own completions, for the remote command's)."""
+    script = 'set fish_complete_path $argv[1] $__fish_data_dir/completions; complete -C $argv[2]'
+    r = subprocess.run(["fish", "-c", script, str(FISH.parent), line], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 0 and not r.stderr.strip(), f"fish completion failed for {line!r}: {r.stderr}"
+    return [c.split("\t", 1)[0] for c in r.stdout.splitlines() if c]
+
+
+def test_fish_completion_syntax():
+    assert shutil.which("fish"), "fish is not installed: scripts/install-deps.sh test installs it"
+    r = subprocess.run(["fish", "--no-execute", str(FISH)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and not r.stderr.strip(), f"fish --no-execute completions/tpush.fish:\n{r.stderr}"
+
+
+def test_fish_completion_offers_every_option(fish_home, help_, subhelps):
+    offered = set(fish_complete(fish_home, "tpush -"))
+    missing = [o for o in help_.options if o not in offered]
+    assert not missing, f"options of `tpush --help` that completions/tpush.fish does not offer: {missing}"
+    for name, sub in subhelps.items():
+        if name == "rsync":  # every word after `rsync` is rsync's
+            continue
+        offered = set(fish_complete(fish_home, f"tpush {name} -"))
+        missing = [o for o in sub.options + help_.options if o not in offered]
+        assert not missing, f"`tpush {name}` options not offered by completions/tpush.fish: {missing}"
+    for s in help_.subcommands:
+        assert s in fish_complete(fish_home, "tpush " + s[:2]), f"fish does not offer the {s!r} subcommand"
+
+
+def test_fish_completion_offers_option_values(fish_home, help_):
+    for option, values in help_.values.items():
+        got = fish_complete(fish_home, f"tpush {option} ")
+        assert sorted(got) == sorted(values), f"fish completion of 'tpush {option} ': {got[:20]}, --help allows {values}"
+        if option.startswith("--"):
+            got = fish_complete(fish_home, f"tpush {option}=")
+            assert sorted(got) == sorted(f"{option}={v}" for v in values), \
+                f"fish completion of 'tpush {option}=': {got[:20]}, --help allows {values}"
+
+
+def test_fish_completion_completes_files_for_file_options(fish_home, tmp_path):
+    (tmp_path / "hosts.txt").write_text("node1\n")
+    (tmp_path / "id_test").write_text("")
+    for option, name in (("-H", "hosts.txt"), ("--hosts", "hosts.txt"), ("-i", "id_test"),
+                         ("--identity", "id_test"), ("-F", "id_test")):
+        got = fish_complete(fish_home, f"tpush {option} {tmp_path}/{name[:3]}")
+        assert f"{tmp_path}/{name}" in got, f"fish completion of {option} FILE: {got}"
+
+
+def test_fish_completion_subcommand_options_win(fish_home, tmp_path, help_, subhelps):
+    """Where a subcommand's option has the name of one of tpush's (cp -p is --preserve, logs -f
+    is --follow, logs -n takes LINES, kill --tpu is a flag), the word after it is read as the
+    subcommand's option wants it: a file argument after a flag, no files for a value."""
+    (tmp_path / "file.txt").write_text("")
+    global_taking = value_options(help_.text)
+    cases = 0
+    for name, sub in subhelps.items():
+        taking = value_options(sub.text, f"{name} options")
+        for option in (o for o in sub.options if o in help_.options):
+            if (option in taking) == (option in global_taking):
+                continue  # the same shape either way
+            cases += 1
+            got = fish_complete(fish_home, f"tpush {name} {option} {tmp_path}/fi")
+            if option in taking:
+                assert f"{tmp_path}/file.txt" not in got, \
+                    f"`tpush {name} {option}` takes a value, but fish offers files after it: {got}"
+            else:
+                assert f"{tmp_path}/file.txt" in got, \
+                    f"`tpush {name} {option}` is a flag, but fish offers no file after it: {got}"
+    assert cases >= 4, "found fewer subcommand options that shadow tpush's than cp -p, get -p, logs -f/-n, kill --tpu"
+
+
+def test_fish_completion_follows_the_command_line(fish_home):
+    """An option's value is not taken for the remote command; once the remote command (or
+    rsync) has begun, its own completions are offered and tpush's options are not."""
+    assert "--fanout" in fish_complete(fish_home, "tpush -w node1 --fan")
+    assert "--follow" in fish_complete(fish_home, "tpush logs -n 5 --fol")
+    got = fish_complete(fish_home, "tpush -w node1 ls --al")
+    assert "--all" in got, f"fish does not complete ls's options after `tpush -w node1 ls`: {got}"
+    got = fish_complete(fish_home, "tpush -w node1 ls --fa")
+    assert "--fanout" not in got, f"fish offers tpush's options to the remote command: {got}"
+    got = fish_complete(fish_home, "tpush -t mytpu rsync --dele")
+    assert "--delete" in got and "--detach" not in got, f"fish completion after `tpush rsync`: {got}"
+    assert "uname" in fish_complete(fish_home, "tpush -w node1 unam")
