@@ -90,6 +90,10 @@ consider() {
   case $t_cmd in *"$M"*) return;; esac
   cmd_of "$t_ppid"
   case $c_ in *"$M"*) return;; esac
+  # A helper's child (another worker's pgrep, on a machine that is several
+  # workers) outlives its parent only for a moment: with the parent gone, keep
+  # the target only if it still runs.
+  [ -n "$c_" ] || alive "$1" "$t_start" || return
   targets="$targets$1 $t_start $t_cmd
 "
 }
@@ -101,7 +105,7 @@ consider() {
 //   wait_gone TICKS      -> polls every 0.1 s until rest is empty (0) or TICKS pass (1)
 //   stop_targets         -> signal, grace, KILL, report survivors (uses sig ticks esc)
 constexpr const char* kStop = R"SH(
-status=0
+status=0 sent=
 signal_all() {
   rest=
   while read -r p_ s_ c_; do
@@ -109,6 +113,7 @@ signal_all() {
     alive "$p_" "$s_" || continue
     if kill -s "$1" "$p_" 2>/dev/null; then
       printf '%s %s %.200s\n' "$2" "$p_" "$c_"
+      sent=1
       rest="$rest$p_ $s_ $c_
 "
     elif alive "$p_" "$s_"; then
@@ -164,6 +169,7 @@ pids=$(match "$pat") || { echo "bad pattern: $pat" >&2; exit 2; }
 for p in $pids; do consider "$p"; done
 if [ -z "$targets" ]; then echo "nothing matched"; exit 0; fi
 stop_targets
+[ -n "$sent" ] || [ "$status" != 0 ] || echo "nothing left to stop (what matched ended by itself)"
 exit $status
 )SH";
 
