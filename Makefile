@@ -12,12 +12,15 @@
 #   make bench        bench/run.sh against build/tpush
 #   make install      build tpush alone and install it (PREFIX=/usr/local, DESTDIR
 #                     honoured); never runs apt
+#   make deb          the Debian package (debian/, dpkg-buildpackage) in build-deb/,
+#                     checked by lintian
+#   make package-test (root) install the .deb on a clean Debian 12 root, use it, purge it
 #   make clean        remove build dirs; `make distclean` also removes .deps/
 #
-# Only deps, test, test-asan, test-tsan, fuzz, fuzz-smoke, demo and bench install
-# packages (as root); the others say what is missing. Knobs: WERROR=1 (on by default
-# when $CI is set), BUILD_TYPE, PREFIX, DESTDIR, PYTEST_ARGS, CMAKE_ARGS (extra
-# configure arguments), TSAN_TESTS, FUZZ_SECONDS, FUZZ_TARGETS.
+# Only deps, test, test-asan, test-tsan, fuzz, fuzz-smoke, demo, bench, deb and
+# package-test install packages (as root); the others say what is missing. Knobs:
+# WERROR=1 (on by default when $CI is set), BUILD_TYPE, PREFIX, DESTDIR, PYTEST_ARGS,
+# CMAKE_ARGS (extra configure arguments), TSAN_TESTS, FUZZ_SECONDS, FUZZ_TARGETS.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -64,7 +67,7 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_
 all: build
 
 help:
-	@sed -n '3,21p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,24p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 # --- dependencies ----------------------------------------------------------------
 deps:
@@ -194,6 +197,48 @@ soak-smoke: soak-check build
 	  $(if $(SOAK_SEED),--seed $(SOAK_SEED)) $(SOAK_ARGS)
 .PHONY: soak-check soak soak-smoke
 
+# --- Debian package ------------------------------------------------------------------
+# debian/ built with dpkg-buildpackage and debhelper (README.md, "Packaging"). CMake
+# builds in build-deb/cmake, incrementally (-nc: no pre-clean; the build stamp goes so
+# dh builds again); the packages land in build-deb/. The version is the project's
+# (CMakeLists.txt), and debian/changelog must carry it. lintian then fails the target
+# on any error or warning (debian/tpush.lintian-overrides says why for what is left);
+# as root it runs as nobody (it unpacks the package, and warns when run as root).
+DEB_DIR       := build-deb
+DEB_JOBS      ?= $(NPROC)
+DEB_LEFTOVERS := debian/.debhelper debian/debhelper-build-stamp debian/files \
+                 debian/*.substvars debian/*.debhelper.log debian/tpush debian/tpush-dbgsym debian/tmp
+PROJECT_VERSION = $(shell sed -nE 's/^project\(tpush VERSION ([^ )]+).*/\1/p' CMakeLists.txt)
+DEB_ARCH        = $(shell dpkg --print-architecture)
+DEB_FILE        = $(DEB_DIR)/tpush_$(PROJECT_VERSION)_$(DEB_ARCH).deb
+deps-package:
+	@scripts/install-deps.sh package
+deb: deps-package libssh2
+	@v='$(PROJECT_VERSION)'; d=$$(dpkg-parsechangelog -S Version); \
+	if [[ -z "$$v" || "$$d" != "$$v" ]]; then \
+	  echo "make deb: debian/changelog is at '$$d' but CMakeLists.txt says '$$v':" \
+	       "add a changelog entry first (dch -v $$v)" >&2; exit 1; fi
+	@mkdir -p $(DEB_DIR)
+	@rm -f debian/debhelper-build-stamp
+	@base='$(DEB_DIR)/tpush_$(PROJECT_VERSION)_$(DEB_ARCH)'; \
+	$(NO_MAKE_ENV) dpkg-buildpackage --build=binary --no-pre-clean --no-sign --jobs-try=$(DEB_JOBS) \
+	  --buildinfo-file=$$base.buildinfo --buildinfo-option=-u$(DEB_DIR) \
+	  --changes-file=$$base.changes --changes-option=-u$(DEB_DIR)
+	@echo "== lintian $(DEB_FILE)"
+	@$(if $(filter 0,$(shell id -u)),setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp) \
+	  lintian --fail-on error,warning --display-info $(DEB_FILE)
+	@echo "make deb: $(DEB_FILE)"
+
+# Root only: debootstrap, chroot and mounts. The clean root is cached in
+# /var/cache/tpush/package-test/ (tests/package/install-test.sh says how it is keyed).
+package-test-check:
+	@if [[ $$(id -u) -ne 0 ]]; then \
+	  echo "make package-test: needs root (debootstrap, chroot, mounts): sudo make package-test" >&2; \
+	  exit 2; fi
+package-test: package-test-check deb
+	@tests/package/install-test.sh $(DEB_FILE)
+.PHONY: deps-package deb package-test-check package-test
+
 # --- install / clean -------------------------------------------------------------------
 # Builds only the tpush target; a build directory made here has no unit tests
 # (no doctest needed). Never runs apt.
@@ -208,7 +253,7 @@ install: check-build-deps libssh2
 	DESTDIR='$(DESTDIR)' cmake --install $(BUILD_DIR) --prefix '$(PREFIX)'
 
 clean:
-	rm -rf -- $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)
+	rm -rf -- $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR) $(DEB_DIR) $(DEB_LEFTOVERS)
 
 distclean: clean
 	rm -rf -- .deps

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install the Debian packages tpush needs for one purpose.
 #
-#   scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz]   (default: build)
+#   scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz|package]   (default: build)
 #
 #   build  what compiling and installing tpush needs
 #   dev    + doctest, for the unit tests (`make`, `make build`)
 #   test   + sshd, pytest and the oracles (`make test`, `make demo`, `make deps`)
 #   bench  + the tools tpush is measured against (`make bench`)
 #   fuzz   build + clang and libFuzzer (`make fuzz`, `make fuzz-smoke`)
+#   package  build + debhelper, lintian and debootstrap (`make deb`, `make package-test`)
 #
 # Each of build, dev, test and bench includes the one before it. Packages
 # already installed are found with dpkg alone, so a machine that has everything
@@ -47,9 +48,12 @@ readonly bench_pkgs=(pssh hyperfine strace)
 # The libFuzzer targets of tests/fuzz: clang, its runtime libraries (libFuzzer,
 # ASan, UBSan), and llvm-symbolizer for readable crash stacks.
 readonly fuzz_pkgs=(clang-14 libclang-rt-14-dev llvm-14)
+# The Debian package: dpkg-buildpackage's debhelper (dpkg-dev is in build), lintian
+# to check the .deb, debootstrap for the clean root tests/package/ installs it on.
+readonly package_pkgs=(debhelper lintian debootstrap)
 
 usage() {
-  echo "usage: scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz]" >&2
+  echo "usage: scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz|package]" >&2
   exit 2
 }
 
@@ -66,6 +70,7 @@ case "$purpose" in
   test) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}" "${test_pkgs[@]}") ;;
   bench) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   fuzz) wanted=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+  package) wanted=("${build_pkgs[@]}" "${package_pkgs[@]}") ;;
   -h | --help) usage ;;
   *) echo "$prog: unknown set '$purpose'" >&2; usage ;;
 esac
