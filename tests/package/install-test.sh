@@ -236,8 +236,14 @@ cache="$cache_dir/$suite-minbase-$arch-$key.tar"
 mkdir -p "$cache_dir"
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/tpush-package-test.XXXXXX")
+inner=''
 cleanup() {
-  # Processes started in the root (none should be left): end them, by pid.
+  # An inside step that an interrupt cut short; then whatever still runs in a
+  # root of ours (nothing, after a normal end): end them, by pid.
+  if [[ -n "$inner" ]] && kill -0 "$inner" 2>/dev/null; then
+    kill -TERM "$inner" 2>/dev/null || true
+    wait "$inner" 2>/dev/null || true
+  fi
   local pid
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
     if [[ "$(readlink "/proc/$pid/root" 2>/dev/null)" == "$work"/* ]]; then
@@ -246,8 +252,20 @@ cleanup() {
   done
   # The mounts were made in a namespace that is gone: these are plain files.
   rm -rf --one-file-system -- "$work"
+  rm -f -- "$cache.tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+inside() { # inside STEP ARGS...: this script's STEP, in a private mount namespace
+  unshare --mount --propagation private -- "$self" --inside "$@" &
+  inner=$!
+  local rc=0
+  wait "$inner" || rc=$?
+  inner=''
+  return $rc
+}
 
 start=$SECONDS
 exec 9>"$cache_dir/.lock"
@@ -255,8 +273,7 @@ flock 9
 if [[ ! -f "$cache" || "${PACKAGE_TEST_FRESH:-0}" == 1 ]]; then
   say "building the $suite minbase root (debootstrap from $mirror, then ${extra_pkgs[*]}) into $cache"
   t=$SECONDS
-  unshare --mount --propagation private -- "$self" --inside make-root "$work/new" ||
-    die "could not build the $suite root (output above)"
+  inside make-root "$work/new" || die "could not build the $suite root (output above)"
   tar -C "$work/new" --numeric-owner -cf "$cache.tmp" .
   mv -f "$cache.tmp" "$cache"
   rm -rf --one-file-system -- "$work/new"
@@ -271,7 +288,7 @@ flock -u 9
 say "root unpacked in $((SECONDS - t))s"
 
 rc=0
-unshare --mount --propagation private -- "$self" --inside test "$work/root" "$deb" "$version" || rc=$?
+inside test "$work/root" "$deb" "$version" || rc=$?
 if [[ $rc -eq 0 ]]; then
   say "passed: $(basename "$deb") installs, works and purges cleanly on $suite ($((SECONDS - start))s)"
 else
