@@ -72,6 +72,8 @@ const Key kKeys[] = {
        return pick(o, "host-key-check", o.host_key_check, o.reach_defaults.host_key_check).value_or("");
      },
      "ssh_config's StrictHostKeyChecking, else accept-new"},
+    {"persist", Rank::option, [](Options& o, Options& p) { o.persist = p.persist; },
+     [](const Options& o) { return o.persist; }, "TPUSH_PERSIST, else 0 (off)"},
     {"fanout", Rank::option, [](Options& o, Options& p) { o.fanout = p.fanout; },
      [](const Options& o) { return o.fanout ? std::to_string(o.fanout) : std::string(); },
      "every worker at once, up to 1024"},
@@ -252,6 +254,7 @@ void apply_config(Options& o, const ConfigFile& config) {
       throw UsageError(where + ": " + e.key + " is set twice (keep one line; identity is the one key that repeats)");
     if (o.given.count(e.key)) continue;  // the command line wins
     if (e.key == "zone" && util::env_value("TPUSH_ZONE")) continue;  // so does the environment
+    if (e.key == "persist" && util::env_value("TPUSH_PERSIST")) continue;
     if (is_flag(e.key) && !is_bool_word(e.value))
       throw UsageError(where + ": " + e.key + " = " + inventory::escape_for_message(e.value) +
                        ": a flag is yes or no (fix the value, or remove the line)");

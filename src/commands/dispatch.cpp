@@ -4,10 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <cstdio>
 #include <unistd.h>
 
 #include <string_view>
 
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
 #include "tpush/commands/subcommands.h"
@@ -22,6 +24,7 @@ namespace tpush::commands {
 namespace {
 
 void setup_logging(int verbose) {
+  spdlog::drop("tpush");  // a persist master sets it up for every run it serves
   auto logger = spdlog::stderr_color_st("tpush");
   logger->set_pattern("tpush: %l: %v");
   logger->set_level(verbose >= 2 ? spdlog::level::trace
@@ -32,12 +35,14 @@ void setup_logging(int verbose) {
 
 }  // namespace
 
-int dispatch(int argc, const char* const* argv) {
+int dispatch(int argc, const char* const* argv, const fanout::RunHost* host) {
   util::SignalScope signals;  // first: before any thread or child exists
   auto parsed = parse_options(argc, argv);
   if (!parsed) return exit_code::ok;
   Options& o = *parsed;
+  o.host = host;
   setup_logging(o.verbose);
+  if (auto code = hand_to_master(o, argc, argv, signals.fd())) return *code;
   ssh::Library libssh2;
 
   if (!o.subcommand.empty()) return find_subcommand(o.subcommand)->main(o, signals.fd());
@@ -56,6 +61,28 @@ int dispatch(int argc, const char* const* argv) {
   plan.signal_fd = signals.fd();
   plan.refresh = tpu_refresher(o, targets, signals.fd());
   return run_on_workers(o, std::move(targets.workers), plan);
+}
+
+}  // namespace tpush::commands
+
+namespace tpush::commands {
+
+int run_command_line(int argc, const char* const* argv, const fanout::RunHost* host) {
+  try {
+    return dispatch(argc, argv, host);
+  } catch (const NothingToDo& e) {
+    std::fprintf(stderr, "tpush: %s\n", e.what());
+    return exit_code::ok;
+  } catch (const Interrupted& e) {
+    std::fprintf(stderr, "tpush: interrupted: %s\n", e.what());
+    return exit_code::interrupted;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "tpush: error: %s\n", e.what());
+    return exit_code::usage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tpush: error: %s\n", e.what());
+    return exit_code::unreachable;
+  }
 }
 
 }  // namespace tpush::commands

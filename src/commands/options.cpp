@@ -9,6 +9,7 @@
 #include "tpush/commands/help.h"
 #include "tpush/commands/subcommands.h"
 #include "tpush/ssh/library.h"
+#include "tpush/util/environment.h"
 #include "tpush/util/error.h"
 #include "tpush/util/shell_quote.h"
 #include "tpush/util/string.h"
@@ -112,6 +113,15 @@ void add_options(CLI::App& app, Options& o, bool& version) {
          how);
   option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+  option("--persist", o.persist, "DURATION",
+         "Keep the sessions open DURATION (10m, 1h) after the run, in a background tpush that later runs on "
+         "the same workers use (0: off, the default; see tpush(1))",
+         how)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return util::parse_duration(v) ? std::string() : "not a duration: '" + v + "' (e.g. 10m, 1h, 0)";
+          },
+          "DURATION"));
   option("--connect-timeout", o.connect_timeout, "SECONDS",
          "Seconds for TCP connect + SSH handshake + auth (default: ConnectTimeout, else 10)", how)
       ->check(CLI::Range(1, 86400));
@@ -239,6 +249,15 @@ void parse_reversed(CLI::App& app, std::vector<std::string> args) {
 }
 
 }  // namespace
+
+std::chrono::seconds persist_time(const Options& o) {
+  if (!o.persist.empty()) return util::parse_duration(o.persist).value_or(std::chrono::seconds{0});
+  const auto env = util::env_value("TPUSH_PERSIST");
+  if (!env) return std::chrono::seconds{0};
+  const auto d = util::parse_duration(*env);
+  if (!d) throw UsageError("TPUSH_PERSIST='" + *env + "' is not a duration (e.g. 10m, 1h, or 0 for off)");
+  return *d;
+}
 
 std::string usage_of(const std::string& subcommand) {
   const Subcommand* s = find_subcommand(subcommand);

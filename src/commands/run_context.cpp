@@ -108,6 +108,7 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
   settings_.credentials = &credentials_;
   settings_.home = home_;
   settings_.reaper = &reaper_;
+  if (o.host) settings_.pool = o.host->pool;
   choose_output();
 }
 
@@ -259,9 +260,13 @@ fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, cons
     on_worker(scheduler, targets[k], r);
   });
   scheduler.add(reaper_);
+  if (options_.host)
+    for (auto* service : options_.host->services) scheduler.add(*service);
   jumps_.attach(&scheduler);
   auto outcome = scheduler.run();
   jumps_.attach(nullptr);
+  if (options_.host)
+    for (auto* service : options_.host->services) scheduler.remove(*service);
   scheduler.remove(reaper_);
   // Workers never started end too (for --json, --out-dir's results).
   for (std::size_t k = 0; k < targets.size(); ++k) {

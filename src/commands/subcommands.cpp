@@ -1,6 +1,7 @@
 #include "tpush/commands/subcommands.h"
 
 #include "tpush/commands/copy.h"
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
 
 namespace tpush::commands {
@@ -16,6 +17,7 @@ constexpr std::string_view kPs[] = {"ps [--all-users] [PATTERN]"};
 constexpr std::string_view kLogs[] = {"logs [-f] [-n LINES] FILE"};
 constexpr std::string_view kLast[] = {"last [--json]"};
 constexpr std::string_view kConfig[] = {"config [--json]"};
+constexpr std::string_view kDisconnect[] = {"disconnect"};
 
 constexpr Subcommand kSubcommands[] = {
     {"workers", kWorkers, "the workers and where each came from", workers_main},
@@ -27,6 +29,7 @@ constexpr Subcommand kSubcommands[] = {
     {"logs", kLogs, "the end of FILE on every worker (-f: follow)", logs_main},
     {"last", kLast, "the last run's summary (with worker options: the last on those workers)", last_main},
     {"config", kConfig, "the config file and groups read, each setting and where it came from", config_main},
+    {"disconnect", kDisconnect, "end the persist master of these workers (see --persist)", disconnect_main},
 };
 
 }  // namespace

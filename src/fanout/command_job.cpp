@@ -71,6 +71,7 @@ void CommandJob::advance_work() {
 void CommandJob::finish_from_channel() {
   if (timing_out_) return finish(Outcome::timed_out, timed_out_reason());
   if (channel_->phase() == ssh::ExecChannel::Phase::failed) {
+    if (restart_on_fresh_session()) return;
     const auto& err = channel_->error();
     if (channel_->server_hung_up()) return finish(Outcome::lost, lost_reason(err));
     return finish(Outcome::failed, err);
@@ -121,6 +122,20 @@ void CommandJob::forward_interrupt() {
 std::optional<std::uint64_t> CommandJob::input_offset() const {
   if (finished() || !channel_settings_.input) return std::nullopt;
   return channel_ ? channel_->input_offset() : 0;
+}
+
+bool CommandJob::work_clean() const {
+  if (!channel_ || channel_->phase() != ssh::ExecChannel::Phase::done || timing_out_) return false;
+  for (const auto& stop : stops_)
+    if (stop->phase() != ssh::ExecChannel::Phase::done) return false;
+  return true;
+}
+
+bool CommandJob::work_asked_nothing() const { return channel_ && !channel_->command_sent() && stops_.empty(); }
+
+void CommandJob::reset_work() {
+  channel_->release();
+  channel_.reset();
 }
 
 void CommandJob::release_work() {

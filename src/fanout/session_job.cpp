@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tpush/ssh/session_pool.h"
 #include "tpush/ssh/session_wait.h"
 
 namespace tpush::fanout {
@@ -14,40 +15,75 @@ constexpr auto kStopGrace = std::chrono::seconds(2);
 
 SessionJob::SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
                        Deadlines deadlines)
-    : WorkerJob(index, deadlines), connection_(std::move(endpoint), settings) {}
+    : WorkerJob(index, deadlines), pool_(settings.pool) {
+  if (pool_) take_kept_session(endpoint, settings);
+  if (!connection_) connection_ = std::make_unique<ssh::Connection>(std::move(endpoint), settings);
+}
+
+void SessionJob::take_kept_session(const ssh::Endpoint& endpoint, const ssh::ConnectionSettings& settings) {
+  pool_key_ = ssh::SessionPool::key_of(endpoint);
+  if (pool_key_.empty()) return;
+  auto kept = pool_->take(pool_key_);
+  if (!kept) return;
+  if (!kept->resume(endpoint, settings)) {
+    // The host key the session was opened with is not accepted now (known_hosts
+    // changed): a fresh connection says so in the usual words.
+    spdlog::debug("{}: kept session not used: {}", pool_key_, kept->failure_reason());
+    return;
+  }
+  connection_ = std::move(kept);
+  fresh_.emplace(endpoint, settings);
+}
+
+bool SessionJob::restart_on_fresh_session() {
+  if (!fresh_ || finished() || !work_asked_nothing()) return false;
+  spdlog::debug("{}: kept session is gone; connecting again", pool_key_);
+  reset_work();
+  // The new socket is made while the old one is still open, so it cannot get
+  // the same fd number: the event loop sees a new fd and watches it.
+  auto old = std::exchange(connection_, std::make_unique<ssh::Connection>(std::move(fresh_->first), fresh_->second));
+  fresh_.reset();
+  connection_->advance();
+  old->abandon();
+  working_ = false;
+  stopping_since_.reset();
+  restarted_ = true;
+  return true;
+}
 
 util::Wait SessionJob::wait() const {
   if (finished()) return util::Wait::none;
-  return working_ ? work_wait() : connection_.wait();
+  return working_ ? work_wait() : connection_->wait();
 }
 
 void SessionJob::advance(Clock::time_point now) {
   if (finished()) return;
   begin(now);
-  connection_.new_turn();
+  connection_->new_turn();
   if (!working_) {
-    connection_.advance();
-    if (connection_.phase() == ssh::Connection::Phase::failed)
-      return finish(Outcome::unreachable, connection_.failure_reason());
-    if (connection_.phase() != ssh::Connection::Phase::ready) return;
-    if (!connection_.warning().empty()) spdlog::warn("{}", connection_.warning());
+    connection_->advance();
+    if (connection_->phase() == ssh::Connection::Phase::failed)
+      return finish(Outcome::unreachable, connection_->failure_reason());
+    if (connection_->phase() != ssh::Connection::Phase::ready) return;
+    if (!connection_->warning().empty()) spdlog::warn("{}", connection_->warning());
     working_ = true;
     work_start_ = alive_reference_ = now;
-    start_work(connection_.session());
+    start_work(connection_->session());
   }
   const bool was_paused = work_paused();
   advance_work();
+  if (std::exchange(restarted_, false)) return advance(now);
   if (was_paused && !work_paused()) alive_reference_ = now;
 }
 
 void SessionJob::tick(Clock::time_point now) {
   if (finished() || !started()) return;
-  connection_.note_tick(now);
+  connection_->note_tick(now);
   if (!working_) {
-    if (now - start_time() - connection_.stalled() >= deadlines_.connect)
+    if (now - start_time() - connection_->stalled() >= deadlines_.connect)
       return finish(Outcome::timed_out, "connect timed out after " + seconds_text(deadlines_.connect) + " (" +
-                                            connection_.phase_name() + ")");
-    connection_.tick(now);  // a connect attempt due again (ConnectionAttempts)
+                                            connection_->phase_name() + ")");
+    connection_->tick(now);  // a connect attempt due again (ConnectionAttempts)
     return;
   }
   if (command_deadline_passed(now, work_start_)) {
@@ -60,22 +96,26 @@ void SessionJob::tick(Clock::time_point now) {
     return finish(Outcome::timed_out, timed_out_reason());
   }
   if (work_paused()) return;
-  const auto last = std::max(connection_.heard_from(), alive_reference_);
+  const auto last = std::max(connection_->heard_from(), alive_reference_);
   if (now - last >= deadlines_.silence_limit()) {
+    if (restart_on_fresh_session()) return advance(now);
     const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - last);
     return finish(Outcome::lost, lost_reason("no response for " + seconds_text(silent)));
   }
-  connection_.tick(now);
+  connection_->tick(now);
 }
 
 std::string SessionJob::lost_reason(const std::string& detail) const {
-  const std::string cause = connection_.path_failure();
+  const std::string cause = connection_->path_failure();
   return "connection lost (" + (cause.empty() ? detail : cause) + ")";
 }
 
 void SessionJob::release() {
+  const bool keep = !pool_key_.empty() && working_ && work_clean() &&
+                    connection_->phase() == ssh::Connection::Phase::ready && !connection_->peer_closed();
   release_work();
-  connection_.abandon();
+  if (keep) return pool_->give(pool_key_, std::move(connection_));
+  connection_->abandon();
 }
 
 }  // namespace tpush::fanout

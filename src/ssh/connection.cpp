@@ -4,6 +4,7 @@
 #include <libssh2.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -322,18 +323,19 @@ void Connection::do_handshake() {
   phase_ = Phase::host_key;
 }
 
-void Connection::check_host_key() {
+HostKeyVerdict Connection::verify_host_key() {
   std::size_t len = 0;
   int type = 0;
   const char* blob = libssh2_session_hostkey(session_, &len, &type);
-  if (!blob) {
-    fail("protocol error (the server sent no host key)");
-    return;
-  }
+  if (!blob) return {false, "protocol error (the server sent no host key)"};
   const HostKey key{wire::blob_type({blob, len}), std::string(blob, len)};
   const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
                            &endpoint_.pinned_host_key};
-  auto verdict = host_keys().verify(id, key);
+  return host_keys().verify(id, key);
+}
+
+void Connection::check_host_key() {
+  auto verdict = verify_host_key();
   warning_ = std::move(verdict.warning);
   if (!verdict.accepted) {
     fail(verdict.reason);
@@ -431,12 +433,15 @@ bool Connection::try_keys() {
   return false;
 }
 
+void Connection::free_agent() {
+  if (!agent_) return;
+  libssh2_agent_disconnect(agent_);
+  libssh2_agent_free(agent_);
+  agent_ = nullptr;
+}
+
 void Connection::auth_succeeded() {
-  if (agent_) {
-    libssh2_agent_disconnect(agent_);
-    libssh2_agent_free(agent_);
-    agent_ = nullptr;
-  }
+  free_agent();
   libssh2_keepalive_config(session_, 1, static_cast<unsigned>(endpoint_.alive_interval.count()));
   phase_ = Phase::ready;
   wait_ = util::Wait::none;
@@ -485,12 +490,42 @@ void Connection::close_socket() {
   }
 }
 
-void Connection::abandon() {
-  if (agent_) {
-    libssh2_agent_disconnect(agent_);
-    libssh2_agent_free(agent_);
-    agent_ = nullptr;
+void Connection::park() {
+  endpoint_.identities.reset();
+  endpoint_.host_keys = nullptr;
+  identities_ = {};
+  sign_abstract_ = nullptr;
+  ConnectionSettings idle;
+  idle.home = settings_.home;
+  settings_ = std::move(idle);
+  last_tick_.reset();
+  resumed_.reset();
+  stalled_ = {};
+}
+
+bool Connection::resume(Endpoint endpoint, const ConnectionSettings& settings) {
+  endpoint_ = std::move(endpoint);
+  settings_ = settings;
+  warning_.clear();
+  if (phase_ != Phase::ready || !session_) return false;
+  auto verdict = verify_host_key();
+  if (!verdict.accepted) {
+    failure_reason_ = std::move(verdict.reason);
+    return false;
   }
+  warning_ = std::move(verdict.warning);
+  libssh2_keepalive_config(session_, 1, static_cast<unsigned>(endpoint_.alive_interval.count()));
+  return true;
+}
+
+bool Connection::peer_closed() const {
+  if (fd_ < 0 || phase_ != Phase::ready) return true;
+  pollfd p{fd_, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+void Connection::abandon() {
+  free_agent();
   if (session_) {
     if (fd_ >= 0) {
       libssh2_session_disconnect(session_, "tpush closing");  // best effort, may EAGAIN

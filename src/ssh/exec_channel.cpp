@@ -10,11 +10,6 @@
 #include <cstring>
 
 namespace tpush::ssh {
-namespace {
-
-
-}  // namespace
-
 ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings)
     : session_(session), command_(std::move(command)), settings_(settings) {}
 
@@ -84,6 +79,7 @@ void ExecChannel::advance(const Sink& sink) {
         break;
       }
       case Phase::exec: {
+        command_sent_ = true;
         const int rc = libssh2_channel_exec(channel_, command_.c_str());
         if (would_block(rc)) return;
         if (rc != 0) return fail("the server refused to run the command", rc);

@@ -85,4 +85,21 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
+  if (text == "no" || text == "off") return std::chrono::seconds{0};
+  std::size_t digits = 0;
+  while (digits < text.size() && digits < 9 && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || text.size() > digits + 1) return std::nullopt;
+  long long n = std::stoll(std::string(text.substr(0, digits)));
+  switch (text.size() > digits ? text[digits] : 's') {
+    case 's': break;
+    case 'm': n *= 60; break;
+    case 'h': n *= 3600; break;
+    case 'd': n *= 86400; break;
+    default: return std::nullopt;
+  }
+  if (n > 366LL * 86400) return std::nullopt;
+  return std::chrono::seconds{n};
+}
+
 }  // namespace tpush::util

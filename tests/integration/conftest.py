@@ -108,7 +108,7 @@ def _kill_leftover_sessions(request):
 def base_env(home: Path) -> dict[str, str]:
     # Nothing of the caller's own setup: agent, tpush config, XDG directories.
     env = {k: v for k, v in os.environ.items()
-           if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "TPUSH_CONFIG", "TPUSH_ZONE")
+           if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "TPUSH_CONFIG", "TPUSH_ZONE", "TPUSH_PERSIST")
            and not k.startswith("XDG_")}
     env.update(HOME=str(home), USER=USER, LOGNAME=USER, LC_ALL="C.UTF-8", NO_COLOR="1")
     return env

@@ -32,9 +32,9 @@ def wait_gone(pattern: str, timeout: float) -> list[str]:
     return left
 
 
-def start_sleeping(tpush, hosts, command, *options):
+def start_sleeping(tpush, hosts, command, *options, env=None):
     st = tpush.stream("--label", "index", *options, *host_args(hosts),
-                      f'echo "started $TPUSH_WORKER"; {command}')
+                      f'echo "started $TPUSH_WORKER"; {command}', env=env)
     st.wait_for(lambda ls: sum("started" in l for l in ls) == len(hosts), 60, "all workers to start")
     return st
 

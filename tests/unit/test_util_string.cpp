@@ -35,3 +35,23 @@ TEST_CASE("strings: printable escapes control characters and keeps UTF-8") {
   CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");
   CHECK(printable(std::string("nul\0x", 5)) == "nul\\x00x");
 }
+
+TEST_CASE("strings: durations as --persist takes them") {
+  using std::chrono::seconds;
+  CHECK(parse_duration("90") == seconds{90});
+  CHECK(parse_duration("90s") == seconds{90});
+  CHECK(parse_duration("10m") == seconds{600});
+  CHECK(parse_duration("2h") == seconds{7200});
+  CHECK(parse_duration("1d") == seconds{86400});
+  CHECK(parse_duration("0") == seconds{0});
+  CHECK(parse_duration("off") == seconds{0});
+  CHECK(parse_duration("no") == seconds{0});
+  CHECK_FALSE(parse_duration(""));
+  CHECK_FALSE(parse_duration("m"));
+  CHECK_FALSE(parse_duration("10 m"));
+  CHECK_FALSE(parse_duration("10min"));
+  CHECK_FALSE(parse_duration("-5"));
+  CHECK_FALSE(parse_duration("1.5h"));
+  CHECK_FALSE(parse_duration("367d"));           // over a year
+  CHECK_FALSE(parse_duration("99999999999999"));  // no overflow
+}

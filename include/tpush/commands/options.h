@@ -8,6 +8,7 @@
 // every name is the global one.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "tpush/fanout/run_host.h"
 
 namespace CLI {
 class App;
@@ -62,6 +65,7 @@ struct Options {
   std::optional<int> alive_interval;
   std::optional<std::string> host_key_check;
   std::optional<std::string> ssh_config_file;  // -F FILE (none: no file)
+  std::string persist;                  // --persist DURATION (persist_time() reads it)
   std::vector<std::string> ssh_options;        // -o Keyword=Value
   // the remote side
   std::vector<std::string> env;         // -e NAME or NAME=VALUE
@@ -90,6 +94,8 @@ struct Options {
   std::vector<ConfigGroup> config_groups;
   // tpush's own argv, -e values hidden (for the run record)
   std::string command_line;
+  // Set by a persist master for the runs it serves, never by the command line.
+  const fanout::RunHost* host = nullptr;
   // the subcommand ("workers", ...), if any
   std::string subcommand;
   // the remote command, or the subcommand's unparsed arguments
@@ -125,6 +131,11 @@ std::string usage_of(const std::string& subcommand);
 // Prints `tpush SUBCOMMAND --help` for a subcommand that takes no tpush options
 // after its name (rsync: every word after it is rsync's).
 void print_subcommand_help(const std::string& subcommand, const std::string& description);
+
+// How long a persist master keeps the sessions after a run: --persist (or the
+// config file's `persist`), else TPUSH_PERSIST, else off. UsageError when
+// TPUSH_PERSIST is not a duration.
+std::chrono::seconds persist_time(const Options& o);
 
 // --leader without =LABEL (no host name starts with '@').
 inline constexpr const char* kFirstWorker = "@first";

@@ -37,6 +37,9 @@ class CommandJob final : public SessionJob {
   bool work_paused() const override { return channel_ && channel_->paused(); }
   bool before_timeout() override;
   void release_work() override;
+  bool work_clean() const override;
+  bool work_asked_nothing() const override;
+  void reset_work() override;
   void finish_from_channel();
   // Sends `signal` to the remote process group over a new channel, as soon as
   // the group is known; false when it never will be (a pty, or no tag came).

@@ -5,7 +5,9 @@
 // to drive it, and what it waits on.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "tpush/fanout/worker_job.h"
 #include "tpush/ssh/connection.h"
@@ -16,7 +18,7 @@ class SessionJob : public WorkerJob {
  public:
   void advance(Clock::time_point now) final;
   void tick(Clock::time_point now) final;
-  int fd() const final { return connection_.fd(); }
+  int fd() const final { return connection_ ? connection_->fd() : -1; }
   util::Wait wait() const final;
   bool paused_for_output() const final { return working_ && work_paused(); }
   bool connecting() const final { return !finished() && !working_; }
@@ -42,18 +44,41 @@ class SessionJob : public WorkerJob {
   // network; the session is being abandoned and freeing it frees the work's
   // libssh2 objects.
   virtual void release_work() = 0;
+  // True when the work ended cleanly on the session (every channel it opened
+  // closed): a persist master may then keep the session for the next run.
+  virtual bool work_clean() const { return false; }
+
+  // True while the work has asked the worker for nothing but a channel.
+  virtual bool work_asked_nothing() const { return false; }
+  // Forgets the work without touching the network or the output, to start it
+  // again on another session.
+  virtual void reset_work() {}
+
+  // The work failed on a session kept from an earlier run (settings.pool)
+  // before it asked the worker for anything: the session died while idle
+  // (sshd restarted, the host rebooted, a firewall forgot it). Connects
+  // afresh and starts the work again, once. False when the session was a new
+  // one, or the work had begun: the failure is the worker's.
+  bool restart_on_fresh_session();
 
   bool working() const { return working_; }
   // "connection lost (DETAIL)", or with the cause when the way there failed
   // ("connection lost (jump host bastion:22: connection lost (...))").
   std::string lost_reason(const std::string& detail) const;
-  LIBSSH2_SESSION* session() const { return connection_.session(); }
+  LIBSSH2_SESSION* session() const { return connection_->session(); }
 
  private:
   void release() final;
-  bool reached() const final { return connection_.reached(); }
+  bool reached() const final { return !connection_ || connection_->reached(); }
+  void take_kept_session(const ssh::Endpoint& endpoint, const ssh::ConnectionSettings& settings);
 
-  ssh::Connection connection_;
+  std::unique_ptr<ssh::Connection> connection_;  // null once given back to the pool
+  ssh::SessionPool* pool_ = nullptr;
+  // With a pool: the key of this worker's sessions, and while the session is a
+  // kept one, what a fresh connection needs.
+  std::string pool_key_;
+  std::optional<std::pair<ssh::Endpoint, ssh::ConnectionSettings>> fresh_;
+  bool restarted_ = false;
   bool working_ = false;
   Clock::time_point work_start_{}, alive_reference_{};
   std::optional<Clock::time_point> stopping_since_;  // before_timeout() asked for time

@@ -33,6 +33,7 @@ class ChildReaper;
 namespace tpush::ssh {
 
 class NameLookup;
+class SessionPool;
 
 using Clock = std::chrono::steady_clock;
 
@@ -61,6 +62,8 @@ struct ConnectionSettings {
   HostKeyPolicy* host_keys = nullptr;
   util::ChildReaper* reaper = nullptr;  // takes proxy commands of connections that end
   std::filesystem::path home;          // for shortening key paths in messages
+  // Where a persist master keeps ready sessions between runs (null: no master).
+  SessionPool* pool = nullptr;
 };
 
 class Connection {
@@ -119,6 +122,19 @@ class Connection {
   // message, then the socket is shut down and everything freed. Never blocks.
   void abandon();
 
+  // A ready session kept between runs (session_pool.h) goes idle: it forgets
+  // the run that opened it (its keys, host-key policy, proxy reaper).
+  void park();
+  // A kept session taken up by a new run for `endpoint` (same user, host and
+  // port): the run's settings apply from now on, and the host key is checked
+  // again under the run's policy. False when that refuses it (say why with
+  // failure_reason()); the caller then connects afresh.
+  bool resume(Endpoint endpoint, const ConnectionSettings& settings);
+  // True when the peer has closed or reset the connection (checked without
+  // reading: an idle kept session is not read until it is used).
+  bool peer_closed() const;
+  const Endpoint& endpoint() const { return endpoint_; }
+
   // Marks the connection failed with `reason` (used by the layer above for its own errors).
   void fail(std::string reason);
   // libssh2's last error text, for messages.
@@ -140,6 +156,9 @@ class Connection {
   bool listed(const libssh2_agent_publickey& agent_key) const;  // among identities_.keys
   void auth_succeeded();
   void close_socket();
+  void free_agent();
+  // The host key the session was opened with, checked against the policy.
+  HostKeyVerdict verify_host_key();
 
   Endpoint endpoint_;
   ConnectionSettings settings_;

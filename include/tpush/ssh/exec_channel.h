@@ -61,6 +61,9 @@ class ExecChannel {
   const std::string& exit_signal() const { return exit_signal_; }
   const std::string& error() const { return error_; }
   bool server_hung_up() const { return hung_up_; }
+  // True once the command was sent: before that, a failure asked the server
+  // for nothing but a channel.
+  bool command_sent() const { return command_sent_; }
 
   // Forgets the channel without touching the network: freeing the session
   // frees it. Used when the connection is abandoned.
@@ -81,6 +84,7 @@ class ExecChannel {
   util::Wait wait_ = util::Wait::none;
   bool paused_ = false;
   bool hung_up_ = false;
+  bool command_sent_ = false;
   bool eof_sent_ = false;
   bool write_blocked_ = false;
   std::uint64_t input_offset_ = 0;

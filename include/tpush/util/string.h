@@ -2,6 +2,9 @@
 // edit distance for "did you mean" hints, escaping for messages.
 #pragma once
 
+#include <chrono>
+#include <optional>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -23,6 +26,10 @@ std::string ascii_lowercase(std::string_view s);
 
 // Equal when compared without regard to ASCII case.
 bool iequals(std::string_view a, std::string_view b);
+
+// A duration as people write one: "90", "90s", "10m", "2h", "1d"; "0", "no"
+// and "off" are zero. Nullopt when it is not one, or over a year.
+std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
 // Levenshtein distance, for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);

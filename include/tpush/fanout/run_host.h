@@ -1,0 +1,22 @@
+// What a persist master (persist/master.h) lends each run it serves: the
+// sessions it keeps between runs, and what the run's event loop must drive
+// meanwhile (the master's own socket, which tells other clients it is busy;
+// the client's connection, whose end stops the run as a hang-up would).
+#pragma once
+
+#include <vector>
+
+#include "tpush/util/pollable.h"
+
+namespace tpush::ssh {
+class SessionPool;
+}
+
+namespace tpush::fanout {
+
+struct RunHost {
+  ssh::SessionPool* pool = nullptr;
+  std::vector<util::Pollable*> services;
+};
+
+}  // namespace tpush::fanout

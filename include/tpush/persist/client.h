@@ -1,0 +1,35 @@
+// The client side of a persist master (master.h): find the master for a set
+// of workers (starting one when there is none) and have it run this command
+// line with our stdin, stdout, stderr, directory, umask and environment, or
+// end it (`tpush disconnect`).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpush::persist {
+
+struct RunRequest {
+  std::string worker_set;  // what identifies the master (see place.h)
+  std::chrono::seconds persist;  // its idle time
+  std::vector<std::string> argv;
+};
+
+// The run's exit code, or nullopt when no master can take it (none could be
+// started, it is busy with another run, the environment is too large for one
+// message): then the caller runs it directly. Signals read from `signal_fd`
+// during the run (Ctrl-C, TERM, HUP) are passed on to the master's run.
+std::optional<int> run_through_master(const RunRequest& request, int signal_fd);
+
+struct Disconnected {
+  bool found = false;  // a master was there
+  long pid = 0;
+  std::vector<std::string> held;  // "user@host:port (idle 12s)"
+  std::string problem;            // why no master could be asked
+};
+// Ends the master for `worker_set`, if there is one.
+Disconnected disconnect(const std::string& worker_set);
+
+}  // namespace tpush::persist

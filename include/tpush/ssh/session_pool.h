@@ -1,0 +1,54 @@
+// Ready sessions a persist master (persist/master.h) keeps between runs: a
+// later run on the same worker opens a channel on one instead of connecting,
+// exchanging keys and logging in again. A session is lent to one job at a
+// time, which gives it back when its work ended cleanly on it; one that ended
+// otherwise (lost, interrupted, timed out) is closed instead.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tpush/ssh/connection.h"
+
+namespace tpush::ssh {
+
+class SessionPool {
+ public:
+  // Under which key a session to `e` is kept: who logs in where. Empty when it
+  // cannot be kept: a jump host's channel or a proxy command belongs to the
+  // run that opened it.
+  static std::string key_of(const Endpoint& e);
+
+  // A kept session for `key` whose peer has not hung up, or null. It is the
+  // caller's until given back (resume() it first).
+  std::unique_ptr<Connection> take(const std::string& key);
+  // Keeps a ready session with no channel open.
+  void give(const std::string& key, std::unique_ptr<Connection> c);
+
+  // Idle upkeep, about every second between runs: keepalives go out, so
+  // firewalls and sshd's ClientAliveInterval see traffic; sessions whose peer
+  // closed the connection are dropped.
+  void tick(Clock::time_point now);
+
+  struct Held {
+    std::string name;  // user@host:port
+    Clock::time_point idle_since;
+  };
+  std::vector<Held> held() const;
+  std::size_t size() const { return entries_.size(); }
+  // Ends every session (a disconnect message each, best effort).
+  void clear() { entries_.clear(); }
+
+ private:
+  struct Entry {
+    std::string key;
+    std::unique_ptr<Connection> connection;
+    Clock::time_point idle_since;
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace tpush::ssh

@@ -1,0 +1,63 @@
+#include "tpush/commands/persist_run.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "tpush/commands/subcommands.h"
+#include "tpush/persist/client.h"
+#include "tpush/util/error.h"
+
+namespace tpush::commands {
+
+std::string worker_set_of(const Options& o) {
+  std::string set = "tpush persist 1\n";
+  auto add = [&set](const char* name, const std::vector<std::string>& values) {
+    for (const auto& v : values) set += std::string(name) + "=" + v + "\n";
+  };
+  add("t", o.tpus);
+  add("q", o.queued_resources);
+  add("w", o.host_exprs);
+  add("x", o.excludes);
+  std::vector<std::string> files;
+  for (const auto& f : o.host_files) files.push_back(f == "-" ? f : std::filesystem::absolute(f).string());
+  add("H", files);
+  set += "zone=" + o.zone + "\nproject=" + o.project + "\n";
+  if (o.internal_ip) set += "internal-ip\n";
+  if (o.tunnel_through_iap) set += "iap\n";
+  return set;
+}
+
+std::optional<int> hand_to_master(const Options& o, int argc, const char* const* argv, int signal_fd) {
+  if (o.host || !o.subcommand.empty() || o.rest.empty()) return std::nullopt;
+  for (const auto& f : o.host_files)
+    if (f == "-") return std::nullopt;  // the hosts come from our stdin, which the command may want too
+  const auto persist = persist_time(o);
+  if (persist.count() == 0) return std::nullopt;
+  return persist::run_through_master({worker_set_of(o), persist, {argv, argv + argc}}, signal_fd);
+}
+
+int disconnect_main(Options& o, int /*signal_fd*/) {
+  SubcommandSpec spec;
+  spec.description =
+      "end the persist master of these workers (the same worker options as the runs that started it): its "
+      "sessions are closed, and each is listed on stdout with how long it was idle.";
+  spec.takes_args = false;
+  if (!parse_subcommand(o, spec)) return 0;
+  if (o.host_exprs.empty() && o.excludes.empty() && o.host_files.empty() && o.tpus.empty() &&
+      o.queued_resources.empty())
+    throw UsageError("disconnect needs the worker options of the runs (e.g. tpush disconnect -t mytpu)");
+  const auto d = persist::disconnect(worker_set_of(o));
+  if (!d.problem.empty()) throw SetupError("disconnect: " + d.problem);
+  if (!d.found) {
+    std::fprintf(stderr, "tpush: no persist master for these workers (nothing to end)\n");
+    return 0;
+  }
+  for (const auto& h : d.held) std::cout << h << "\n";
+  std::cout.flush();
+  std::fprintf(stderr, "tpush: ended the persist master (pid %ld); it held %zu session%s\n", d.pid, d.held.size(),
+               d.held.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace tpush::commands

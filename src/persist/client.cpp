@@ -1,0 +1,218 @@
+#include "tpush/persist/client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "tpush/persist/master.h"
+#include "tpush/persist/messages.h"
+#include "tpush/persist/place.h"
+
+extern char** environ;
+
+namespace tpush::persist {
+namespace {
+
+// How long a client waits for a master's "hello" before it runs directly
+// (the master is busy outside its event loop: resolving a TPU, say).
+constexpr int kHelloWaitMs = 2000;
+// How long a master it started may take to listen.
+constexpr int kStartWaitMs = 5000;
+
+int connect_to(const std::filesystem::path& socket) {
+  const int s = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket.c_str(), sizeof(addr.sun_path) - 1);
+  if (::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(s);
+    return -1;
+  }
+  const auto peer = peer_of(s);
+  if (!peer || peer->uid != ::getuid()) {  // not ours: never hand it our descriptors
+    spdlog::warn("{} is served by uid {}, not by you; running directly", socket.string(), peer ? peer->uid : -1);
+    ::close(s);
+    return -1;
+  }
+  return s;
+}
+
+// Starts a master in its own session, detached from our terminal and our
+// children, and waits until it listens. False when it did not come up.
+bool start_master(const Place& place, std::chrono::seconds persist) {
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) return false;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(ready[0]);
+    ::close(ready[1]);
+    return false;
+  }
+  if (pid == 0) {
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);  // the master is nobody's child but init's
+    const int null = ::open("/dev/null", O_RDWR);
+    const std::string log = (place.socket.parent_path() / (place.socket.stem().string() + ".log")).string();
+    const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::dup2(err >= 0 ? err : null, 2);
+    ::fcntl(ready[1], F_SETFD, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    if (::chdir("/") != 0) ::_exit(127);
+    const std::string idle = std::to_string(persist.count()), fd = std::to_string(ready[1]);
+    ::execl("/proc/self/exe", "tpush", kMasterFlag, place.socket.c_str(), place.lock.c_str(), idle.c_str(),
+            fd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(ready[1]);
+  ::waitpid(pid, nullptr, 0);
+  pollfd p{ready[0], POLLIN, 0};
+  char buf[4] = {};
+  const bool ok = ::poll(&p, 1, kStartWaitMs) == 1 && ::read(ready[0], buf, 3) == 3 && std::string(buf) == "ok\n";
+  ::close(ready[0]);
+  return ok;
+}
+
+// The master's first word: "hello" (send the run) or "busy".
+std::optional<std::string> greeting(int s) {
+  pollfd p{s, POLLIN, 0};
+  if (::poll(&p, 1, kHelloWaitMs) != 1) return std::nullopt;
+  auto m = receive_message(s);
+  if (!m || m->fields.empty()) return std::nullopt;
+  close_fds(*m);
+  return m->fields[0];
+}
+
+// Connects to the master for `place`, starting one if needed.
+int master_socket(const Place& place, std::chrono::seconds persist) {
+  int s = connect_to(place.socket);
+  if (s >= 0) return s;
+  if (!start_master(place, persist)) {
+    spdlog::debug("persist: no master came up for {}; running directly", place.socket.string());
+    return -1;
+  }
+  return connect_to(place.socket);
+}
+
+std::vector<std::string> run_message(const RunRequest& r) {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  char octal[8];
+  std::snprintf(octal, sizeof octal, "%03o", static_cast<unsigned>(mask));
+  std::vector<std::string> fields{"run", std::to_string(r.persist.count()), octal, std::to_string(r.argv.size())};
+  fields.insert(fields.end(), r.argv.begin(), r.argv.end());
+  for (char** e = environ; e && *e; ++e) fields.emplace_back(*e);
+  return fields;
+}
+
+// Passes signals on and waits for the run's exit code; nullopt when the master ended first.
+std::optional<int> await_exit(int s, pid_t master, int signal_fd) {
+  for (;;) {
+    pollfd fds[2] = {{s, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+    if (::poll(fds, signal_fd >= 0 ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    if (fds[1].revents & POLLIN) {
+      signalfd_siginfo info{};
+      while (::read(signal_fd, &info, sizeof info) == sizeof info) ::kill(master, static_cast<int>(info.ssi_signo));
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      auto m = receive_message(s);
+      if (!m) return std::nullopt;
+      close_fds(*m);
+      if (m->fields.size() == 2 && m->fields[0] == "exit") return std::atoi(m->fields[1].c_str());
+    }
+  }
+}
+
+bool standard_fds_open() {
+  for (int fd = 0; fd < 3; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<int> run_through_master(const RunRequest& request, int signal_fd) {
+  if (!standard_fds_open()) return std::nullopt;  // nothing to pass for a closed one
+  const Place place = place_for(request.worker_set);
+  if (!place.problem.empty()) {
+    spdlog::warn("--persist: {}; running directly", place.problem);
+    return std::nullopt;
+  }
+  const int s = master_socket(place, request.persist);
+  if (s < 0) return std::nullopt;
+  const auto word = greeting(s);
+  const auto peer = peer_of(s);
+  if (word != "hello" || !peer) {
+    spdlog::debug("persist: the master for these workers is {}; running directly", word ? *word : "not answering");
+    ::close(s);
+    return std::nullopt;
+  }
+  const int cwd = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  termios mode{};
+  const bool terminal = ::tcgetattr(STDIN_FILENO, &mode) == 0;
+  const bool sent = cwd >= 0 && send_message(s, run_message(request), {cwd, 0, 1, 2});
+  if (cwd >= 0) ::close(cwd);
+  if (!sent) {
+    spdlog::debug("persist: cannot hand the run to the master ({}); running directly", std::strerror(errno));
+    ::close(s);
+    return std::nullopt;
+  }
+  const auto code = await_exit(s, peer->pid, signal_fd);
+  ::close(s);
+  if (code) return code;
+  if (terminal) ::tcsetattr(STDIN_FILENO, TCSANOW, &mode);
+  std::fprintf(stderr,
+               "tpush: error: the persist master (pid %ld) ended during the run: what the workers did is unknown "
+               "(see %s; run again to connect directly)\n",
+               static_cast<long>(peer->pid),
+               (place.socket.parent_path() / (place.socket.stem().string() + ".log")).c_str());
+  return 255;
+}
+
+Disconnected disconnect(const std::string& worker_set) {
+  Disconnected d;
+  const Place place = place_for(worker_set);
+  if (!place.problem.empty()) {
+    d.problem = place.problem;
+    return d;
+  }
+  const int s = connect_to(place.socket);
+  if (s < 0) return d;
+  const auto peer = peer_of(s);
+  if (greeting(s) == "hello" && send_message(s, {"disconnect"})) {
+    pollfd p{s, POLLIN, 0};
+    if (::poll(&p, 1, kHelloWaitMs) == 1)
+      if (auto m = receive_message(s); m && m->fields.size() >= 2 && m->fields[0] == "held") {
+        d.found = true;
+        d.pid = std::atol(m->fields[1].c_str());
+        d.held.assign(m->fields.begin() + 2, m->fields.end());
+      }
+  } else {
+    d.problem = "the master (pid " + std::to_string(peer ? peer->pid : 0) + ") is busy with a run; try again after it";
+  }
+  ::close(s);
+  return d;
+}
+
+}  // namespace tpush::persist

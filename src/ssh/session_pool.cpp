@@ -1,0 +1,45 @@
+#include "tpush/ssh/session_pool.h"
+
+#include <algorithm>
+
+namespace tpush::ssh {
+
+std::string SessionPool::key_of(const Endpoint& e) {
+  if (e.via) return {};
+  const bool v6 = e.host.find(':') != std::string::npos;
+  return e.user + "@" + (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
+}
+
+std::unique_ptr<Connection> SessionPool::take(const std::string& key) {
+  // The most recently used first: the likeliest to be alive.
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->key != key) continue;
+    auto c = std::move(it->connection);
+    entries_.erase(std::next(it).base());
+    if (!c->peer_closed()) return c;
+    return nullptr;  // closed by the peer: the caller connects afresh
+  }
+  return nullptr;
+}
+
+void SessionPool::give(const std::string& key, std::unique_ptr<Connection> c) {
+  c->park();
+  entries_.push_back({key, std::move(c), Clock::now()});
+}
+
+void SessionPool::tick(Clock::time_point now) {
+  std::erase_if(entries_, [](const Entry& e) { return e.connection->peer_closed(); });
+  for (auto& e : entries_) {
+    e.connection->new_turn();
+    e.connection->tick(now);
+  }
+}
+
+std::vector<SessionPool::Held> SessionPool::held() const {
+  std::vector<Held> out;
+  out.reserve(entries_.size());
+  for (const auto& e : entries_) out.push_back({e.key, e.idle_since});
+  return out;
+}
+
+}  // namespace tpush::ssh

@@ -1,0 +1,268 @@
+"""--persist: a background tpush (the master) keeps a worker set's sessions, and later runs
+on those workers go through it: no new login, and the same output, stdin, environment,
+signals and exit codes as a direct run. Masters of one test live in its own runtime
+directory and are killed at its end."""
+
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed
+from farm import cmdline
+from test_stop import remote_left, start_sleeping, unique_sleep
+
+
+def masters(run_dir: Path) -> list[int]:
+    """PIDs of the persist masters whose socket is under `run_dir`."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            line = cmdline(int(entry))
+            if "--persist-master" in line and str(run_dir) in line:
+                out.append(int(entry))
+    return out
+
+
+def wait_until(predicate, timeout: float, what: str):
+    """Polls a condition nothing notifies us of (a process ending, a session dying)."""
+    end = time.monotonic() + timeout
+    while not (value := predicate()):
+        if time.monotonic() > end:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)
+    return value
+
+
+def logins(farm) -> int:
+    return farm.sshd.log.read_text(errors="replace").count("Accepted publickey")
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir(mode=0o700)
+    yield d
+    for pid in masters(d):
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def penv(tpush, run_dir):
+    """The environment of a run that uses a master (5 minutes idle)."""
+    return tpush.env(XDG_RUNTIME_DIR=str(run_dir), TPUSH_PERSIST="5m")
+
+
+def test_a_repeat_run_logs_in_no_more(farm, tpush, penv, run_dir):
+    """The first run starts a master that keeps its 16 sessions; the second runs on them:
+    the same sshd session processes, no new login, every worker's output."""
+    hosts = farm.hosts[:16]
+    r = tpush(*host_args(hosts), "echo one", env=penv)
+    assert r.returncode == 0, str(r)
+    assert len(masters(run_dir)) == 1, str(r)
+    kept = set(farm.sshd.sessions())
+    assert len(kept) == 16
+    before = logins(farm)
+    r = tpush(*host_args(hosts), "echo two", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["two"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert logins(farm) == before, "the repeat run logged in again"
+    assert set(farm.sshd.sessions()) == kept
+
+
+def test_through_the_master_as_a_direct_run(farm, tpush, penv):
+    """stdout, stderr, stdin, -e, failing exits and the summary: the same through the
+    master (second run) as directly."""
+    hosts = farm.hosts[:6]
+    command = 'echo "out $X $TPUSH_WORKER"; echo "err $TPUSH_WORKER" >&2; cat; exit $((TPUSH_WORKER % 3))'
+    args = ["-e", "X", *host_args(hosts), command]
+    direct = tpush(*args, env={**tpush.env(X="from-client")}, input=b"stdin line\n")
+    tpush(*host_args(hosts), "true", env=penv)  # starts the master
+    through = tpush(*args, env={**penv, "X": "from-client"}, input=b"stdin line\n")
+    assert through.returncode == direct.returncode == 1, f"{direct}\n{through}"
+    assert sorted(through.out.splitlines()) == sorted(direct.out.splitlines()), f"{direct}\n{through}"
+    err_lines = lambda r: sorted(l for l in r.err.splitlines() if not l.startswith("tpush: 6 workers"))
+    assert err_lines(through) == err_lines(direct), f"{direct}\n{through}"
+    assert Summary.parse(through.err).reasons == {hosts[2]: "exit 2", hosts[5]: "exit 2",
+                                                 hosts[1]: "exit 1", hosts[4]: "exit 1"}, str(through)
+
+
+def test_the_clients_directory_and_umask(farm, tpush, penv, tmp_path):
+    """A relative hosts file and --out-dir are the client's, from wherever it runs; files
+    the run writes get the client's umask."""
+    hosts = farm.hosts[:3]
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "hosts").write_text("\n".join(hosts[:2] if name == "a" else hosts) + "\n")
+        r = subprocess.run(["sh", "-c", f'umask 077; exec "$0" "$@"', str(tpush.binary), "-H", "hosts",
+                            "--out-dir", "out", "echo hi"],
+                           cwd=d, env=penv, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r
+        outs = sorted(p.name for p in (d / "out").iterdir() if p.name.endswith(".out"))
+        assert len(outs) == (2 if name == "a" else 3), outs
+        assert stat.S_IMODE((d / "out" / "results.json").stat().st_mode) == 0o600
+
+
+def test_ctrl_c_through_the_master(farm, tpush, penv):
+    """The first Ctrl-C reaches the master's run: each command's process group gets INT,
+    tpush exits 130, nothing is left on the workers."""
+    hosts = farm.hosts[:4]
+    tpush(*host_args(hosts), "true", env=penv)
+    sleep = unique_sleep()
+    st = start_sleeping(tpush, hosts, sleep, env=penv)
+    st.proc.send_signal(signal.SIGINT)
+    r = st.finish(timeout=20)
+    assert r.returncode == 130, str(r)
+    assert Summary.parse(r.err).reasons == {f"w{i}": "killed by SIGINT" for i in range(4)}, str(r)
+    assert remote_left(sleep) == [], str(r)
+
+
+def test_a_killed_client_stops_its_run_and_the_master_goes_on(farm, tpush, penv, run_dir):
+    """The client is killed mid-run: the master stops that run as on a hang-up (nothing
+    is left on the workers) and serves the next run."""
+    hosts = farm.hosts[:4]
+    tpush(*host_args(hosts), "true", env=penv)
+    [master] = masters(run_dir)
+    sleep = unique_sleep()
+    st = start_sleeping(tpush, hosts, sleep, env=penv)
+    st.proc.kill()
+    st.finish(timeout=10)
+    wait_until(lambda: remote_left(sleep) == [], 20, "the killed client's remote commands to end")
+    r = tpush(*host_args(hosts), "echo after", env=penv)
+    assert r.returncode == 0, str(r)
+    assert masters(run_dir) == [master]
+
+
+def test_a_master_that_dies_mid_run(farm, tpush, penv, run_dir):
+    """The client says the master ended and exits 255; the next run starts a new master."""
+    hosts = farm.hosts[:4]
+    tpush(*host_args(hosts), "true", env=penv)
+    [master] = masters(run_dir)
+    st = start_sleeping(tpush, hosts, unique_sleep(), env=penv)
+    os.kill(master, signal.SIGKILL)
+    r = st.finish(timeout=20)
+    assert r.returncode == 255, str(r)
+    assert f"the persist master (pid {master}) ended during the run" in r.err, str(r)
+    r = tpush(*host_args(hosts), "echo again", env=penv)
+    assert r.returncode == 0, str(r)
+    [new] = masters(run_dir)
+    assert new != master
+
+
+def test_an_idle_master_ends(farm, tpush, tmp_path, run_dir):
+    """--persist 1s: the master ends a second after the run, and takes its socket along."""
+    hosts = farm.hosts[:2]
+    r = tpush("--persist", "1s", *host_args(hosts), "true", env=tpush.env(XDG_RUNTIME_DIR=str(run_dir)))
+    assert r.returncode == 0, str(r)
+    wait_until(lambda: masters(run_dir) == [], 15, "the idle master to end")
+    assert list((run_dir / "tpush").glob("*.sock")) == []
+
+
+def test_disconnect(farm, tpush, penv, run_dir):
+    """`tpush disconnect` lists the sessions the master held and ends it; a second one
+    finds nothing to end."""
+    hosts = farm.hosts[:5]
+    tpush(*host_args(hosts), "true", env=penv)
+    r = tpush(*host_args(hosts), "disconnect", env=penv)
+    assert r.returncode == 0, str(r)
+    held = sorted(l.split(" ")[0] for l in r.out.splitlines())
+    assert held == sorted(f"{USER}@{h}" for h in hosts), str(r)
+    assert all(l.endswith("s)") and " (idle " in l for l in r.out.splitlines()), str(r)
+    assert "it held 5 sessions" in r.err, str(r)
+    wait_until(lambda: masters(run_dir) == [], 10, "the master to end")
+    r = tpush(*host_args(hosts), "disconnect", env=penv)
+    assert r.returncode == 0 and "no persist master for these workers" in r.err, str(r)
+
+
+def test_kept_sessions_that_died_are_replaced(farm, tpush, penv):
+    """Every kept session is killed between runs (as a reboot would): the next run logs in
+    afresh, transparently, and every worker succeeds."""
+    hosts = farm.hosts[:8]
+    tpush(*host_args(hosts), "true", env=penv)
+    farm.kill_sessions()
+    wait_until(lambda: farm.sshd.sessions() == [], 10, "the sessions to die")
+    before = logins(farm)
+    r = tpush(*host_args(hosts), "echo back", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["back"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert logins(farm) == before + 8
+
+
+def test_a_frozen_kept_session_is_replaced(farm, tpush, penv):
+    """A kept session whose server stopped answering (SIGSTOP) is given up on after the
+    silence limit, before the command was sent, and the worker connects afresh."""
+    hosts = farm.hosts[:3]
+    tpush("--alive-interval", "1", *host_args(hosts), "true", env=penv)
+    frozen = farm.sshd.sessions()[0]
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        r = tpush("--alive-interval", "1", *host_args(hosts), "echo fine", env=penv)
+    finally:
+        os.kill(frozen, signal.SIGCONT)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["fine"] for v in split_prefixed(r.out, hosts).values()), str(r)
+
+
+def test_two_clients_at_once(farm, tpush, penv):
+    """A second run while the master serves a first: it runs directly and succeeds; the
+    first is unaffected."""
+    hosts = farm.hosts[:4]
+    tpush(*host_args(hosts), "true", env=penv)
+    first = start_sleeping(tpush, hosts, unique_sleep(), env=penv)
+    r = tpush(*host_args(hosts), "echo second", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["second"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    first.proc.send_signal(signal.SIGINT)
+    assert first.finish(timeout=20).returncode == 130
+
+
+def test_the_socket_is_private(farm, tpush, penv, run_dir):
+    """The directory is 0700, the socket 0600; a directory open to others is not used
+    (a warning, and the run goes direct)."""
+    hosts = farm.hosts[:2]
+    tpush(*host_args(hosts), "true", env=penv)
+    d = run_dir / "tpush"
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    [sock] = list(d.glob("*.sock"))
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    for pid in masters(run_dir):
+        os.kill(pid, signal.SIGKILL)
+    d.chmod(0o755)
+    r = tpush(*host_args(hosts), "echo direct", env=penv)
+    assert r.returncode == 0, str(r)
+    assert "is open to others (mode 755; chmod 700 it)" in r.err, str(r)
+    assert masters(run_dir) == []
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs a second uid to connect from (setuid); the root run covers it")
+def test_another_user_is_refused(farm, tpush, tmp_path):
+    """Even with the directory and socket opened up, the master answers nobody but its own
+    uid (SO_PEERCRED): another user's connection is closed without a word."""
+    hosts = farm.hosts[:2]
+    run_dir = Path(tempfile.mkdtemp(prefix="tpush-peer-"))  # out of pytest's 0700 tmp tree
+    try:
+        r = tpush(*host_args(hosts), "true", env=tpush.env(XDG_RUNTIME_DIR=str(run_dir), TPUSH_PERSIST="5m"))
+        assert r.returncode == 0, str(r)
+        d = run_dir / "tpush"
+        [sock] = list(d.glob("*.sock"))
+        for p in (run_dir, d):
+            p.chmod(0o711)
+        sock.chmod(0o666)
+        probe = ("import socket, os; os.setuid(65534); s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); "
+                 f"s.connect({str(sock)!r}); s.settimeout(10); print(repr(s.recv(100)))")
+        r = subprocess.run(["/usr/bin/python3", "-c", probe], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == "b''", r.stdout
+        assert len(masters(run_dir)) == 1, "the refused connection ended the master"
+    finally:
+        for pid in masters(run_dir):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(run_dir, ignore_errors=True)
