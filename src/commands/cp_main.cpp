@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/ssh/sftp_upload.h"
@@ -144,6 +145,7 @@ int cp_main(Options& o, int signal_fd) {
   spec.add_own = [&](CLI::App& app) { add_copy_flags(app, recursive, preserve); };
   auto args = parse_subcommand(o, spec);
   if (!args) return 0;
+  if (auto code = hand_to_master(o, signal_fd)) return *code;
   if (args->size() < 2) throw UsageError("tpush cp needs at least one source and a destination (usage: " + usage_of("cp") + ")");
   const std::string dest = args->back();
   args->pop_back();

@@ -42,12 +42,12 @@ int dispatch(int argc, const char* const* argv, const fanout::RunHost* host) {
   Options& o = *parsed;
   o.host = host;
   setup_logging(o.verbose);
-  if (auto code = hand_to_master(o, argc, argv, signals.fd())) return *code;
   ssh::Library libssh2;
 
   if (!o.subcommand.empty()) return find_subcommand(o.subcommand)->main(o, signals.fd());
   if (o.rest.empty())
     throw UsageError("no command given (e.g. tpush -w 'node[1-4]' uptime; see tpush --help)");
+  if (auto code = hand_to_master(o, signals.fd())) return *code;
   Targets targets = resolve_targets(o, signals.fd());
   RunPlan plan;
   plan.command = util::join(o.rest, " ");

@@ -2,6 +2,7 @@
 // LOCALDIR/<label>/<name>.
 #include <CLI/CLI.hpp>
 
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/ssh/sftp_download.h"
@@ -18,6 +19,7 @@ int get_main(Options& o, int signal_fd) {
   spec.add_own = [&](CLI::App& app) { add_copy_flags(app, recursive, preserve); };
   auto args = parse_subcommand(o, spec);
   if (!args) return 0;
+  if (auto code = hand_to_master(o, signal_fd)) return *code;
   if (args->size() < 2)
     throw UsageError("tpush get needs at least one remote path and a local directory (usage: " + usage_of("get") + ")");
   const std::filesystem::path local_dir = args->back();

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
 #include "tpush/commands/targets.h"
@@ -33,6 +34,7 @@ int kill_main(Options& o, int signal_fd) {
   };
   const auto args = parse_subcommand(o, spec);
   if (!args) return 0;
+  if (auto code = hand_to_master(o, signal_fd)) return *code;
 
   const auto sig = signal_name(signal);
   if (!sig) throw UsageError("unknown signal '" + signal + "' for 'tpush kill' (try TERM, INT, HUP, KILL, USR1)");
@@ -40,7 +42,7 @@ int kill_main(Options& o, int signal_fd) {
   ks.signal = *sig;
   ks.grace = grace;
   ks.sudo = sudo;
-  ks.client = local_client();
+  ks.client = local_client(o);
 
   RunPlan plan;
   if (tpu) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
 #include "tpush/commands/targets.h"
@@ -31,6 +32,7 @@ int logs_main(Options& o, int signal_fd) {
   };
   const auto args = parse_subcommand(o, spec);
   if (!args) return 0;
+  if (auto code = hand_to_master(o, signal_fd)) return *code;
   if (args->size() != 1)
     throw UsageError(std::string("'tpush logs' needs exactly one FILE") +
                      (args->empty() ? "" : ", got " + std::to_string(args->size())) +

@@ -290,6 +290,7 @@ std::optional<Options> parse_options(int argc, const char* const* argv) {
   }
   record_given(app, o);
   apply_config(o, load_config(o.config_flag));
+  o.argv.assign(argv, argv + argc);
   o.rest = app.remaining();
   const bool subcommand = !o.rest.empty() && find_subcommand(o.rest.front());
   o.command_line = recorded_command_line(argc, argv, subcommand ? argc : argc - static_cast<int>(o.rest.size()));

@@ -28,13 +28,13 @@ std::string worker_set_of(const Options& o) {
   return set;
 }
 
-std::optional<int> hand_to_master(const Options& o, int argc, const char* const* argv, int signal_fd) {
-  if (o.host || !o.subcommand.empty() || o.rest.empty()) return std::nullopt;
+std::optional<int> hand_to_master(const Options& o, int signal_fd) {
+  if (o.host) return std::nullopt;
   for (const auto& f : o.host_files)
     if (f == "-") return std::nullopt;  // the hosts come from our stdin, which the command may want too
   const auto persist = persist_time(o);
   if (persist.count() == 0) return std::nullopt;
-  return persist::run_through_master({worker_set_of(o), persist, {argv, argv + argc}}, signal_fd);
+  return persist::run_through_master({worker_set_of(o), persist, o.argv}, signal_fd);
 }
 
 int disconnect_main(Options& o, int /*signal_fd*/) {

@@ -346,11 +346,12 @@ std::optional<std::string> signal_name(const std::string& sig) {
   return std::nullopt;
 }
 
-std::string local_client() {
+std::string local_client(const Options& o) {
+  const pid_t pid = o.host && o.host->client ? o.host->client : getpid();
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
   std::string stat;
-  std::getline(std::ifstream("/proc/self/stat"), stat);
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), stat);
   // Field 22 (start time) counted after the ")" that ends field 2 (comm).
   const auto close = stat.rfind(')');
   if (boot.empty() || close == std::string::npos) return {};
@@ -359,7 +360,7 @@ std::string local_client() {
   for (int i = 3; i <= 22 && rest >> field; ++i) {
   }
   if (!rest) return {};
-  return boot + " " + std::to_string(getpid()) + " " + field;
+  return boot + " " + std::to_string(pid) + " " + field;
 }
 
 std::string pattern_error(const std::string& pattern) {

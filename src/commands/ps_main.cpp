@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
 #include "tpush/commands/targets.h"
@@ -21,6 +22,7 @@ int ps_main(Options& o, int signal_fd) {
   };
   const auto args = parse_subcommand(o, spec);
   if (!args) return 0;
+  if (auto code = hand_to_master(o, signal_fd)) return *code;
   std::optional<std::string> pattern;
   if (args->size() > 1)
     throw UsageError("'tpush ps' takes one PATTERN, got " + std::to_string(args->size()) +

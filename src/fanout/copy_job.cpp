@@ -26,6 +26,7 @@ void CopyJob::advance_work() {
     case ssh::SftpTransfer::Phase::done:
       return finish(Outcome::ok, "ok", 0);
     case ssh::SftpTransfer::Phase::failed:
+      if (restart_on_fresh_session()) return;
       if (cancelling_) return finish(Outcome::interrupted, "interrupted");
       if (transfer_->server_hung_up()) return finish(Outcome::lost, lost_reason(transfer_->error()));
       return finish(Outcome::failed, transfer_->error());
@@ -39,6 +40,15 @@ void CopyJob::forward_interrupt() {
     return;
   }
   interrupt();
+}
+
+bool CopyJob::work_clean() const {
+  return transfer_ && transfer_->phase() == ssh::SftpTransfer::Phase::done;  // SFTP shut down too
+}
+
+void CopyJob::reset_work() {
+  transfer_->release();
+  transfer_.reset();
 }
 
 void CopyJob::release_work() {

@@ -169,10 +169,14 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
     return std::nullopt;
   }
   const int cwd = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const int tty = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);  // for passphrase prompts
+  std::vector<int> fds{cwd, 0, 1, 2};
+  if (tty >= 0) fds.push_back(tty);
   termios mode{};
   const bool terminal = ::tcgetattr(STDIN_FILENO, &mode) == 0;
-  const bool sent = cwd >= 0 && send_message(s, run_message(request), {cwd, 0, 1, 2});
+  const bool sent = cwd >= 0 && send_message(s, run_message(request), fds);
   if (cwd >= 0) ::close(cwd);
+  if (tty >= 0) ::close(tty);
   if (!sent) {
     spdlog::debug("persist: cannot hand the run to the master ({}); running directly", std::strerror(errno));
     ::close(s);

@@ -19,6 +19,7 @@
 #include "tpush/persist/messages.h"
 #include "tpush/ssh/session_pool.h"
 #include "tpush/util/signals.h"
+#include "tpush/util/terminal.h"
 
 extern char** environ;
 
@@ -186,11 +187,12 @@ void Master::send_held(int conn) {
   send_message(conn, fields);
 }
 
-// "run" PERSIST UMASK ARGC ARGV... ENV..., with fds cwd, stdin, stdout, stderr.
+// "run" PERSIST UMASK ARGC ARGV... ENV..., with fds cwd, stdin, stdout, stderr
+// and, when the client has one, its terminal.
 void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   const auto& f = m.fields;
   std::size_t argc = 0;
-  if (f.size() < 4 || m.fds.size() != 4 || (argc = std::strtoul(f[3].c_str(), nullptr, 10)) == 0 ||
+  if (f.size() < 4 || m.fds.size() < 4 || m.fds.size() > 5 || (argc = std::strtoul(f[3].c_str(), nullptr, 10)) == 0 ||
       f.size() < 4 + argc) {
     close_fds(m);
     return;
@@ -207,12 +209,14 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   const bool in_dir = ::fchdir(m.fds[0]) == 0;
   const mode_t old_mask = ::umask(static_cast<mode_t>(std::strtoul(f[2].c_str(), nullptr, 8) & 0777));
   set_environment(run_env_);
+  util::prompt_on(m.fds.size() == 5 ? m.fds[4] : -1);  // the client's terminal, for passphrases
 
   int code = 255;
   if (in_dir) {
     BusyAnswer busy(listen_fd_);
     ClientWatch watch(conn);
-    code = run(argv, fanout::RunHost{&pool_, {&busy, &watch}});
+    const auto peer = peer_of(conn);
+    code = run(argv, fanout::RunHost{&pool_, {&busy, &watch}, peer ? peer->pid : 0});
   } else {
     std::fprintf(stderr, "tpush: error: the persist master cannot enter your working directory; run again\n");
   }
@@ -220,6 +224,7 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   std::fflush(stderr);
 
   set_environment(own_env_);
+  util::prompt_on(-1);
   ::umask(old_mask);
   if (::chdir("/") != 0) {
   }

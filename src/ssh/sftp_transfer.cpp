@@ -80,7 +80,7 @@ void SftpTransfer::fail(const std::string& path, const std::string& what, int rc
 
 bool SftpTransfer::init() {
   sftp_ = libssh2_sftp_init(session_);
-  if (sftp_) return true;
+  if (sftp_) return began_ = true;
   const int rc = last_errno();
   if (!would_block(rc)) fail("", "cannot start SFTP (is the sftp subsystem enabled in sshd?)", rc);
   return false;

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed
 from farm import cmdline
+from test_auth import converted_key, run_on_pty, whoami_cmd
 from test_stop import remote_left, start_sleeping, unique_sleep
 
 
@@ -266,3 +267,92 @@ def test_another_user_is_refused(farm, tpush, tmp_path):
         for pid in masters(run_dir):
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def test_cp_and_get_through_the_master(farm, tpush, penv, tmp_path):
+    """cp and get open their SFTP channels on the kept sessions (no login after the first
+    run) and give them back; relative local paths are the client's."""
+    hosts = farm.hosts[:2]
+    tpush(*host_args(hosts), "true", env=penv)
+    before = logins(farm)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "conf.yaml").write_bytes(b"lr: 0.1\n" * 1000)
+    dest = tmp_path / "remote" / "conf.yaml"
+    dest.parent.mkdir()
+    run = lambda *a: subprocess.run([str(tpush.binary), *host_args(hosts), *a], cwd=work, env=penv,
+                                    capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    r = run("cp", "conf.yaml", str(dest))
+    assert r.returncode == 0, r
+    assert dest.read_bytes() == (work / "conf.yaml").read_bytes()
+    r = run("get", str(dest), "back")
+    assert r.returncode == 0, r
+    for h in hosts:
+        assert (work / "back" / h / "conf.yaml").read_bytes() == dest.read_bytes()
+    r = run("echo done")
+    assert r.returncode == 0, r
+    assert logins(farm) == before, "cp, get or the run after them logged in again"
+
+
+def test_detach_ps_logs_and_kill_through_the_master(farm, tpush, penv, tmp_path):
+    """A detached job, then ps, logs and kill on it: every one through the master, on the
+    kept sessions."""
+    hosts = farm.hosts[:2]
+    tpush(*host_args(hosts), "true", env=penv)
+    before = logins(farm)
+    sleep = unique_sleep()
+    log = tmp_path / "job.log"  # the workers share this machine's files
+    r = tpush("--detach", "--log", log, *host_args(hosts), f"echo up; exec {sleep}", env=penv)
+    assert r.returncode == 0, str(r)
+    wait_until(lambda: len(remote_left(sleep)) == 2, 20, "the detached jobs to start")
+    r = tpush(*host_args(hosts), "ps", sleep.split()[1], env=penv)
+    assert r.returncode == 0 and r.out.count(sleep) == 2 * len(hosts), str(r)  # each sees both
+    wait_until(lambda: log.exists() and "up" in log.read_text(), 20, "the jobs' log")
+    r = tpush(*host_args(hosts), "logs", "-n", "5", str(log), env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v and set(v) == {"up"} for v in split_prefixed(r.out, hosts).values()), str(r)
+    r = tpush(*host_args(hosts), "kill", sleep.split()[1], env=penv)
+    assert r.returncode == 0, str(r)
+    wait_until(lambda: remote_left(sleep) == [], 20, "the jobs to be killed")
+    assert logins(farm) == before
+
+
+def test_kill_spares_the_clients_wrappers_through_the_master(farm, tpush, penv):
+    """`timeout 60 tpush kill PAT` through the master: the rule that spares the client and
+    its ancestors applies to the client the user started, not to the master."""
+    hosts = farm.hosts[:1]
+    tpush(*host_args(hosts), "true", env=penv)
+    word = f"tpushtarget{os.getpid()}x{time.monotonic_ns() % 1_000_000}"
+    target = subprocess.Popen(["bash", "-c", f"exec -a {word} sleep 600"], start_new_session=True)
+    try:
+        r = subprocess.run(["timeout", "60", str(tpush.binary), *host_args(hosts), "kill", word],
+                           env=penv, capture_output=True, text=True, timeout=90)
+        assert r.returncode == 0, f"{r.returncode}\n{r.stdout}\n{r.stderr}"
+        killed = [l for l in r.stdout.splitlines() if " killed " in l]
+        assert len(killed) == 1 and f" killed {target.pid} {word}" in killed[0], r.stdout
+        assert target.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if target.poll() is None:
+            target.kill()
+
+
+def test_tty_through_the_master(pty_farm, tpush, penv):
+    """--tty: each worker gets a pseudo-terminal, with the client's TERM."""
+    hosts = pty_farm.hosts[:2]
+    tpush(*host_args(hosts), "true", env=penv)
+    r = tpush("--tty", *host_args(hosts), 'tty; echo "$TERM"', env={**penv, "TERM": "vt220"})
+    assert r.returncode == 0, str(r)
+    for lines in split_prefixed(r.out, hosts).values():
+        assert lines[0].startswith("/dev/pts/") and lines[1].rstrip("\r") == "vt220", str(r)
+
+
+def test_a_passphrase_is_asked_on_the_clients_terminal(farm, tpush, bare_home, tmp_path, penv):
+    """The master has no terminal: an encrypted key's passphrase is asked on the client's,
+    once, and the run succeeds."""
+    path = converted_key(farm, tmp_path, "test_rsa", "-N", "pass word", "-m", "PEM")
+    hosts = farm.hosts[:3]
+    code, out, prompts = run_on_pty([str(tpush.binary), "-i", str(path), *host_args(hosts), whoami_cmd()],
+                                    penv, "pass word")
+    assert prompts == 1 and code == 0, out
+    for a in farm.addresses[:3]:
+        assert f"{USER}@{a}" in out, out

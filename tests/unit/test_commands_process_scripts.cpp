@@ -304,8 +304,16 @@ TEST_CASE("kill: the tpush that sent it, and its ancestors, are never matched on
                           dir.path() / "wlog");
   const int x = start_job(other, loop(marker, false), dir.path() / "xlog");
   // The "client" is the wrapper's child, as tpush is timeout's.
-  const std::string client = local_client();
+  const std::string client = local_client(Options{});
   REQUIRE(client.find(" " + std::to_string(getpid()) + " ") != std::string::npos);
+  // Run by a persist master, the client is the tpush the user started.
+  tpush::fanout::RunHost host;
+  host.client = getppid();
+  Options served;
+  served.host = &host;
+  const std::string theirs = local_client(served);
+  CHECK(theirs.substr(0, theirs.find(' ')) == client.substr(0, client.find(' ')));
+  CHECK(theirs.find(" " + std::to_string(getppid()) + " ") != std::string::npos);
   const int c = std::stoi(read_file(child_pid));
   std::string stat = read_file("/proc/" + std::to_string(c) + "/stat");
   std::istringstream fields(stat.substr(stat.rfind(')') + 2));

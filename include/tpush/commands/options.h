@@ -94,6 +94,8 @@ struct Options {
   std::vector<ConfigGroup> config_groups;
   // tpush's own argv, -e values hidden (for the run record)
   std::string command_line;
+  // tpush's argv as given (what a persist master is handed)
+  std::vector<std::string> argv;
   // Set by a persist master for the runs it serves, never by the command line.
   const fanout::RunHost* host = nullptr;
   // the subcommand ("workers", ...), if any

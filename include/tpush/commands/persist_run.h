@@ -14,9 +14,10 @@ namespace tpush::commands {
 std::string worker_set_of(const Options& o);
 
 // The exit code of the run as a master ran it; nullopt when it is to run here
-// (no --persist, not a run on workers, already in a master, or no master
-// could take it).
-std::optional<int> hand_to_master(const Options& o, int argc, const char* const* argv, int signal_fd);
+// (no --persist, already in a master, or no master could take it). Called
+// by each command that runs on workers once its arguments are parsed (the
+// worker options may follow a subcommand's name).
+std::optional<int> hand_to_master(const Options& o, int signal_fd);
 
 // `tpush disconnect`: ends the master of these workers and lists what it held.
 int disconnect_main(Options& o, int signal_fd);

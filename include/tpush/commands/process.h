@@ -38,9 +38,10 @@ struct KillSpec {
   std::string client;
 };
 
-// "BOOT_ID PID START" for this process (empty if /proc cannot tell): what a
-// worker compares with its own boot id and /proc/PID/stat to know it is us.
-std::string local_client();
+// "BOOT_ID PID START" for the tpush the user started (empty if /proc cannot
+// tell): this process, or when a persist master runs the command, its client.
+// A worker compares it with its own boot id and /proc/PID/stat to know it is us.
+std::string local_client(const Options& o);
 
 // `kill PATTERN`: every process of the remote user (every process with sudo) whose
 // full command line matches the ERE `pattern` gets `spec.signal` (report line

@@ -30,6 +30,9 @@ class CopyJob final : public SessionJob {
   void advance_work() override;
   util::Wait work_wait() const override { return transfer_->wait(); }
   void release_work() override;
+  bool work_clean() const override;
+  bool work_asked_nothing() const override { return transfer_ && !transfer_->began(); }
+  void reset_work() override;
   void report(bool done);
 
   TransferFactory make_transfer_;

@@ -4,6 +4,8 @@
 // the client's connection, whose end stops the run as a hang-up would).
 #pragma once
 
+#include <sys/types.h>
+
 #include <vector>
 
 #include "tpush/util/pollable.h"
@@ -17,6 +19,7 @@ namespace tpush::fanout {
 struct RunHost {
   ssh::SessionPool* pool = nullptr;
   std::vector<util::Pollable*> services;
+  pid_t client = 0;  // the tpush the user started, whose run this is
 };
 
 }  // namespace tpush::fanout

@@ -28,6 +28,9 @@ class SftpTransfer {
   const std::string& error() const { return error_; }
   bool server_hung_up() const { return hung_up_; }
   std::uint64_t bytes_done() const { return bytes_done_; }
+  // True once the SFTP subsystem was open: before that, a failure asked the
+  // server for nothing but a channel.
+  bool began() const { return began_; }
   // Forgets every libssh2 object without touching the network (the session is
   // being abandoned; freeing it frees them).
   void release();
@@ -67,6 +70,7 @@ class SftpTransfer {
   util::Wait wait_ = util::Wait::none;
   std::string error_;
   bool hung_up_ = false;
+  bool began_ = false;
   std::uint64_t bytes_done_ = 0;
 };
 

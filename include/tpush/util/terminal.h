@@ -10,6 +10,10 @@ namespace tpush::util {
 // Asks on /dev/tty with echo off; nullopt when there is no terminal.
 std::optional<std::string> read_secret_from_tty(const std::string& prompt);
 
+// The terminal to ask on instead of /dev/tty (-1: /dev/tty again): a persist
+// master, which has none, asks on its client's while it runs the client's command.
+void prompt_on(int fd);
+
 // The width of the terminal on `fd`, or nullopt when `fd` is not a terminal
 // (or says nothing useful).
 std::optional<std::size_t> terminal_columns(int fd);
