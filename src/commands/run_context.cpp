@@ -199,6 +199,7 @@ ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label)
                                                 : ssh::ProxyCommand::from_argv(r.proxy_argv, r.proxy_command.value);
       spdlog::debug("{}: through proxy command {}", label, command.shown);
       e.via = [command, reaper = &reaper_] { return std::make_unique<ssh::ProxyCommandTransport>(command, reaper); };
+      e.route = "proxy command " + command.shown;
       break;
     }
   }

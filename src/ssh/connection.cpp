@@ -490,7 +490,8 @@ void Connection::close_socket() {
   }
 }
 
-void Connection::park() {
+void Connection::park(util::ChildReaper* reaper) {
+  if (transport_) transport_->outlive_run(reaper);
   endpoint_.identities.reset();
   endpoint_.host_keys = nullptr;
   identities_ = {};
@@ -506,6 +507,7 @@ void Connection::park() {
 bool Connection::resume(Endpoint endpoint, const ConnectionSettings& settings) {
   endpoint_ = std::move(endpoint);
   settings_ = settings;
+  if (transport_) transport_->outlive_run(settings_.reaper);
   warning_.clear();
   if (phase_ != Phase::ready || !session_) return false;
   auto verdict = verify_host_key();

@@ -5,9 +5,11 @@
 namespace tpush::ssh {
 
 std::string SessionPool::key_of(const Endpoint& e) {
-  if (e.via) return {};
+  if (e.via && e.route.empty()) return {};
   const bool v6 = e.host.find(':') != std::string::npos;
-  return e.user + "@" + (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
+  std::string key = e.user + "@" + (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
+  if (!e.route.empty()) key += " via " + e.route;
+  return key;
 }
 
 std::unique_ptr<Connection> SessionPool::take(const std::string& key) {
@@ -23,12 +25,13 @@ std::unique_ptr<Connection> SessionPool::take(const std::string& key) {
 }
 
 void SessionPool::give(const std::string& key, std::unique_ptr<Connection> c) {
-  c->park();
+  c->park(&reaper_);
   entries_.push_back({key, std::move(c), Clock::now()});
 }
 
 void SessionPool::tick(Clock::time_point now) {
   std::erase_if(entries_, [](const Entry& e) { return e.connection->peer_closed(); });
+  reaper_.tick(now);
   for (auto& e : entries_) {
     e.connection->new_turn();
     e.connection->tick(now);

@@ -18,6 +18,7 @@ import pytest
 from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed
 from farm import cmdline
 from test_auth import converted_key, run_on_pty, whoami_cmd
+from test_jump import trust
 from test_stop import remote_left, start_sleeping, unique_sleep
 
 
@@ -356,3 +357,36 @@ def test_a_passphrase_is_asked_on_the_clients_terminal(farm, tpush, bare_home, t
     assert prompts == 1 and code == 0, out
     for a in farm.addresses[:3]:
         assert f"{USER}@{a}" in out, out
+
+
+def test_sessions_through_a_proxy_command_are_kept(farm, tpush, penv, relay, run_dir):
+    """A ProxyCommand (as IAP tunnels are): the master keeps the session and its proxy
+    process; the repeat run starts no new proxy and logs in no more; disconnect ends the
+    proxies with the sessions."""
+    hosts = farm.hosts[:3]
+    args = ["-o", f"ProxyCommand={relay.command()}", *host_args(hosts)]
+    r = tpush(*args, "echo one", env=penv)
+    assert r.returncode == 0, str(r)
+    assert relay.log.started() == 3 and len(relay.log.running()) == 3
+    before = logins(farm)
+    r = tpush(*args, "echo two", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["two"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert relay.log.started() == 3 and logins(farm) == before
+    r = tpush(*args, "disconnect", env=penv)
+    assert r.returncode == 0 and "it held 3 sessions" in r.err, str(r)
+    assert all(" via proxy command " in l for l in r.out.splitlines()), str(r)
+    wait_until(lambda: relay.log.running() == [], 15, "the proxy commands to end")
+
+
+def test_jump_host_runs_through_the_master_connect_each_time(farm, tpush, home, bastion, penv):
+    """Workers behind a jump host ride channels of the run's own bastion session, which
+    ends with the run: through the master each run still works, with one bastion login
+    each (those sessions are not kept; see tpush(1))."""
+    trust(home, bastion)
+    hosts = farm.hosts[:4]
+    for word in ("one", "two"):
+        r = tpush("-J", bastion.jump(USER), *host_args(hosts), f"echo {word}", env=penv)
+        assert r.returncode == 0, str(r)
+        assert all(v == [word] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert bastion.counts()["sessions"] == 2

@@ -48,6 +48,10 @@ struct Endpoint {
   // Set when the worker is reached through a jump host or a proxy command
   // instead of a TCP connection of our own.
   TransportFactory via;
+  // What `via` is, for keeping the session between runs (session_pool.h):
+  // "proxy command LINE"; empty for a jump host's channel, which belongs to
+  // the run that opened it.
+  std::string route;
   // What to authenticate with; nullopt: everything the settings' credentials hold.
   std::optional<Identities> identities;
   HostKeyPolicy* host_keys = nullptr;  // null: the settings' policy
@@ -123,8 +127,9 @@ class Connection {
   void abandon();
 
   // A ready session kept between runs (session_pool.h) goes idle: it forgets
-  // the run that opened it (its keys, host-key policy, proxy reaper).
-  void park();
+  // the run that opened it (its keys, host-key policy); its proxy command,
+  // if any, goes to `reaper` when it closes.
+  void park(util::ChildReaper* reaper);
   // A kept session taken up by a new run for `endpoint` (same user, host and
   // port): the run's settings apply from now on, and the host key is checked
   // again under the run's policy. False when that refuses it (say why with

@@ -43,6 +43,7 @@ class ProxyCommandTransport final : public Transport {
   std::string notes() const override;
   std::string unanswered() const override;
   void close() override;
+  void outlive_run(util::ChildReaper* reaper) override { reaper_ = reaper; }
 
  private:
   std::string stderr_tail() const;

@@ -12,14 +12,15 @@
 #include <vector>
 
 #include "tpush/ssh/connection.h"
+#include "tpush/util/child_reaper.h"
 
 namespace tpush::ssh {
 
 class SessionPool {
  public:
-  // Under which key a session to `e` is kept: who logs in where. Empty when it
-  // cannot be kept: a jump host's channel or a proxy command belongs to the
-  // run that opened it.
+  // Under which key a session to `e` is kept: who logs in where, and through
+  // which proxy command. Empty when it cannot be kept: a jump host's channel
+  // belongs to the run that opened it.
   static std::string key_of(const Endpoint& e);
 
   // A kept session for `key` whose peer has not hung up, or null. It is the
@@ -30,7 +31,7 @@ class SessionPool {
 
   // Idle upkeep, about every second between runs: keepalives go out, so
   // firewalls and sshd's ClientAliveInterval see traffic; sessions whose peer
-  // closed the connection are dropped.
+  // closed the connection (or whose proxy command ended) are dropped.
   void tick(Clock::time_point now);
 
   struct Held {
@@ -48,6 +49,7 @@ class SessionPool {
     std::unique_ptr<Connection> connection;
     Clock::time_point idle_since;
   };
+  util::ChildReaper reaper_;  // proxy commands of kept sessions that closed (outlives entries_)
   std::vector<Entry> entries_;
 };
 

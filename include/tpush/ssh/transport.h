@@ -7,6 +7,10 @@
 #include <memory>
 #include <string>
 
+namespace tpush::util {
+class ChildReaper;
+}
+
 namespace tpush::ssh {
 
 class Transport {
@@ -30,6 +34,9 @@ class Transport {
   virtual std::string unanswered() const { return failure(); }
   // The worker is done with it: close the fd's far side, stop helpers. Never blocks.
   virtual void close() = 0;
+  // The run that opened it ends, but a persist master keeps the session
+  // (session_pool.h): from now on `reaper` takes its helper when it closes.
+  virtual void outlive_run(util::ChildReaper* /*reaper*/) {}
 };
 
 // Makes a Transport for each connection attempt of one worker.
