@@ -16,12 +16,19 @@ constexpr std::size_t kMaxLinesBeforeTag = 16;
 constexpr std::size_t kMaxPidDigits = 10;
 
 // Runs in the background with /dev/null for every stream (so sshd never waits
-// for it): when the sshd session process ($2) is gone and the login shell ($1)
-// still runs, the connection was lost mid-command: HUP to the group, as a pty's
-// hang-up would do. INT and TERM, which tpush sends to the group, pass it by.
+// for it), until the login shell ($1) or the sshd session process ($2) ends,
+// whichever is first: a `tail --pid` waiter on each, and a SIGCHLD trap that
+// ends both and the wait (both may have ended before the trap knew their
+// pids: hence the check before waiting; KILL, since they inherit the ignored
+// TERM). When the session went first with the shell still running, the
+// connection was lost mid-command: HUP to the group, as a pty's hang-up would
+// do. It never outlives the command, so a session kept between runs (--persist)
+// gathers none. INT and TERM, which tpush sends to the group, pass it by.
 constexpr const char* kWatchdog =
-    "trap '' INT TERM; tail --pid=\"$2\" -f /dev/null 2>/dev/null && kill -0 \"$1\" 2>/dev/null && "
-    "kill -s HUP -- \"-$1\"";
+    "trap '' INT TERM; trap 'kill -s KILL $w $s 2>/dev/null' CHLD; "
+    "tail --pid=\"$2\" -f /dev/null 2>/dev/null & w=$!; tail --pid=\"$1\" -f /dev/null 2>/dev/null & s=$!; "
+    "if kill -0 \"$1\" 2>/dev/null && kill -0 \"$2\" 2>/dev/null; then wait; fi; kill -s KILL $w $s 2>/dev/null; "
+    "kill -0 \"$2\" 2>/dev/null || { kill -0 \"$1\" 2>/dev/null && kill -s HUP -- \"-$1\"; }";
 
 bool is_digits(std::string_view s) {
   for (char c : s)

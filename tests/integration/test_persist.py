@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed
-from farm import cmdline
+from farm import cmdline, marked_processes
 from test_auth import converted_key, run_on_pty, whoami_cmd
 from test_jump import trust
 from test_stop import remote_left, start_sleeping, unique_sleep
@@ -390,3 +390,15 @@ def test_jump_host_runs_through_the_master_connect_each_time(farm, tpush, home, 
         assert r.returncode == 0, str(r)
         assert all(v == [word] for v in split_prefixed(r.out, hosts).values()), str(r)
     assert bastion.counts()["sessions"] == 2
+
+
+def test_kept_sessions_gather_no_helpers(farm, tpush, penv):
+    """Each command's hang-up watchdog ends with the command, not with the session: five
+    runs on kept sessions leave no helper process behind on the workers."""
+    hosts = farm.hosts[:3]
+    for _ in range(5):
+        r = tpush(*host_args(hosts), "true", env=penv)
+        assert r.returncode == 0, str(r)
+    helpers = lambda: [p for p in marked_processes(farm.sshd.marker) if "__tpush_helper__" in cmdline(p)]
+    wait_until(lambda: helpers() == [], 10, "the watchdogs to end")
+    assert len(farm.sshd.sessions()) == 3  # the sessions themselves are still there
