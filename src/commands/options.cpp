@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -250,13 +252,17 @@ void parse_reversed(CLI::App& app, std::vector<std::string> args) {
 
 }  // namespace
 
-std::chrono::seconds persist_time(const Options& o) {
-  if (!o.persist.empty()) return util::parse_duration(o.persist).value_or(std::chrono::seconds{0});
-  const auto env = util::env_value("TPUSH_PERSIST");
-  if (!env) return std::chrono::seconds{0};
-  const auto d = util::parse_duration(*env);
-  if (!d) throw UsageError("TPUSH_PERSIST='" + *env + "' is not a duration (e.g. 10m, 1h, or 0 for off)");
-  return *d;
+PersistTime persist_time(const Options& o) {
+  // The command line and the config file both land in o.persist, the
+  // environment's value having kept the config's out (apply_config).
+  if (!o.persist.empty()) return {util::parse_duration(o.persist).value_or(std::chrono::seconds{0}), true};
+  if (const auto env = util::env_value("TPUSH_PERSIST")) {
+    const auto d = util::parse_duration(*env);
+    if (!d) throw UsageError("TPUSH_PERSIST='" + *env + "' is not a duration (e.g. 10m, 1h, or 0 for off)");
+    return {*d, true};
+  }
+  const bool typed = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1;
+  return {typed ? std::chrono::seconds(kDefaultPersist) : std::chrono::seconds{0}, false};
 }
 
 std::string usage_of(const std::string& subcommand) {

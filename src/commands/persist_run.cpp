@@ -33,8 +33,12 @@ std::optional<int> hand_to_master(const Options& o, int signal_fd) {
   for (const auto& f : o.host_files)
     if (f == "-") return std::nullopt;  // the hosts come from our stdin, which the command may want too
   const auto persist = persist_time(o);
-  if (persist.count() == 0) return std::nullopt;
-  return persist::run_through_master({worker_set_of(o), persist, o.argv}, signal_fd);
+  if (persist.idle.count() == 0) return std::nullopt;
+  persist::RunRequest request{worker_set_of(o), persist.idle, o.argv, {}};
+  if (!persist.chosen)
+    request.notice = "keeping these sessions open for " + std::to_string(persist.idle.count() / 60) +
+                     " minutes for the next runs (tpush disconnect ends them; --persist 0 or TPUSH_PERSIST=0: never)";
+  return persist::run_through_master(request, signal_fd);
 }
 
 int disconnect_main(Options& o, int /*signal_fd*/) {

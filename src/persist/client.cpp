@@ -102,13 +102,14 @@ std::optional<std::string> greeting(int s) {
 }
 
 // Connects to the master for `place`, starting one if needed.
-int master_socket(const Place& place, std::chrono::seconds persist) {
+int master_socket(const Place& place, const RunRequest& r) {
   int s = connect_to(place.socket);
   if (s >= 0) return s;
-  if (!start_master(place, persist)) {
+  if (!start_master(place, r.persist)) {
     spdlog::debug("persist: no master came up for {}; running directly", place.socket.string());
     return -1;
   }
+  if (!r.notice.empty()) std::fprintf(stderr, "tpush: %s\n", r.notice.c_str());
   return connect_to(place.socket);
 }
 
@@ -159,7 +160,7 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
     spdlog::warn("--persist: {}; running directly", place.problem);
     return std::nullopt;
   }
-  const int s = master_socket(place, request.persist);
+  const int s = master_socket(place, request);
   if (s < 0) return std::nullopt;
   const auto word = greeting(s);
   const auto peer = peer_of(s);

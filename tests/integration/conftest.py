@@ -110,7 +110,8 @@ def base_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "TPUSH_CONFIG", "TPUSH_ZONE", "TPUSH_PERSIST")
            and not k.startswith("XDG_")}
-    env.update(HOME=str(home), USER=USER, LOGNAME=USER, LC_ALL="C.UTF-8", NO_COLOR="1")
+    # TPUSH_PERSIST=0: no test run on a terminal starts a persist master unless it asks.
+    env.update(HOME=str(home), USER=USER, LOGNAME=USER, LC_ALL="C.UTF-8", NO_COLOR="1", TPUSH_PERSIST="0")
     return env
 
 

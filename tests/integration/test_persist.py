@@ -402,3 +402,19 @@ def test_kept_sessions_gather_no_helpers(farm, tpush, penv):
     helpers = lambda: [p for p in marked_processes(farm.sshd.marker) if "__tpush_helper__" in cmdline(p)]
     wait_until(lambda: helpers() == [], 10, "the watchdogs to end")
     assert len(farm.sshd.sessions()) == 3  # the sessions themselves are still there
+
+
+def test_the_default_keeps_sessions_for_runs_typed_at_a_terminal(farm, tpush, run_dir):
+    """No --persist, TPUSH_PERSIST or config: a run from a terminal starts a master for 10
+    minutes and says so once; a run with stdin from a pipe or file (a script) starts none."""
+    hosts = farm.hosts[:2]
+    env = {k: v for k, v in tpush.env(XDG_RUNTIME_DIR=str(run_dir)).items() if k != "TPUSH_PERSIST"}
+    r = tpush(*host_args(hosts), "echo script", env=env, input=b"")
+    assert r.returncode == 0 and masters(run_dir) == [], str(r)
+    code, out, _ = run_on_pty([str(tpush.binary), *host_args(hosts), "echo typed"], env, "")
+    assert code == 0, out
+    assert "keeping these sessions open for 10 minutes for the next runs" in out, out
+    [master] = masters(run_dir)
+    assert " 600 " in cmdline(master)
+    code, out, _ = run_on_pty([str(tpush.binary), *host_args(hosts), "echo again"], env, "")
+    assert code == 0 and "keeping these sessions" not in out, out  # said once, when it started

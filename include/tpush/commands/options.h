@@ -134,10 +134,17 @@ std::string usage_of(const std::string& subcommand);
 // after its name (rsync: every word after it is rsync's).
 void print_subcommand_help(const std::string& subcommand, const std::string& description);
 
-// How long a persist master keeps the sessions after a run: --persist (or the
-// config file's `persist`), else TPUSH_PERSIST, else off. UsageError when
-// TPUSH_PERSIST is not a duration.
-std::chrono::seconds persist_time(const Options& o);
+// How long a persist master keeps the sessions after a run, and whether the
+// user chose it: --persist, else TPUSH_PERSIST, else the config file's
+// `persist`; else the default, kDefaultPersist for a run typed at a terminal
+// (stdin and stderr are one: a person issuing a string of commands) and off
+// for scripts, pipes and cron. UsageError when TPUSH_PERSIST is not a duration.
+struct PersistTime {
+  std::chrono::seconds idle{0};
+  bool chosen = false;  // said by the user, not the default
+};
+PersistTime persist_time(const Options& o);
+inline constexpr std::chrono::minutes kDefaultPersist{10};
 
 // --leader without =LABEL (no host name starts with '@').
 inline constexpr const char* kFirstWorker = "@first";

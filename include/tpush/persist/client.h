@@ -15,6 +15,9 @@ struct RunRequest {
   std::string worker_set;  // what identifies the master (see place.h)
   std::chrono::seconds persist;  // its idle time
   std::vector<std::string> argv;
+  // Said on stderr when this run starts a master (empty: nothing): a master
+  // nobody asked for explicitly should not go unnoticed.
+  std::string notice;
 };
 
 // The run's exit code, or nullopt when no master can take it (none could be
