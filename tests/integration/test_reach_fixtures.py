@@ -256,6 +256,10 @@ def test_bastion_killed_mid_run(farm, home, tmp_path, bastion):
         p.wait()
         p.stdout.close()
         p.stderr.close()
+    # The killed sessions' processes are reaped by the listener in its own time.
+    end = time.monotonic() + 10
+    while bastion.connection_pids() and time.monotonic() < end:
+        time.sleep(0.05)
     assert bastion.connection_pids() == []
     r = ssh_run(["-F", cfg, "-J", bastion.jump(USER), "-p", farm.port, farm.addresses[4], "true"])
     assert r.returncode == 0, r.stderr  # the listener survived; only the sessions died
