@@ -3,6 +3,7 @@ on those workers go through it: no new login, and the same output, stdin, enviro
 signals and exit codes as a direct run. Masters of one test live in its own runtime
 directory and are killed at its end."""
 
+import json
 import os
 import shutil
 import signal
@@ -418,3 +419,35 @@ def test_the_default_keeps_sessions_for_runs_typed_at_a_terminal(farm, tpush, ru
     assert " 600 " in cmdline(master)
     code, out, _ = run_on_pty([str(tpush.binary), *host_args(hosts), "echo again"], env, "")
     assert code == 0 and "keeping these sessions" not in out, out  # said once, when it started
+
+
+def test_timeout_and_the_second_ctrl_c_through_the_master(farm, tpush, penv):
+    """-u: TERM to each group, exit 255, nothing left; a command that ignores INT outlives
+    the first Ctrl-C and the second hangs up: as in a direct run."""
+    hosts = farm.hosts[:3]
+    tpush(*host_args(hosts), "true", env=penv)
+    sleep = unique_sleep()
+    r = tpush("-u", 2, *host_args(hosts), sleep, env=penv, timeout=60)
+    assert r.returncode == 255 and Summary.parse(r.err).timed_out == 3, str(r)
+    wait_until(lambda: remote_left(sleep) == [], 10, "-u's TERM to end the commands")
+    sleep = unique_sleep()
+    st = start_sleeping(tpush, hosts, f"trap '' INT; {sleep}", env=penv)
+    st.proc.send_signal(signal.SIGINT)
+    st.wait_for_stderr("interrupt sent to 3 running worker(s)", 15)
+    st.proc.send_signal(signal.SIGINT)
+    r = st.finish(timeout=15)
+    assert r.returncode == 130 and Summary.parse(r.err).interrupted == 3, str(r)
+    wait_until(lambda: remote_left(sleep) == [], 10, "the hang-up to end the commands")
+
+
+def test_json_and_gathered_output_through_the_master(farm, tpush, penv):
+    """--json and -b are the client's choice of output, made in the master's run."""
+    hosts = farm.hosts[:3]
+    tpush(*host_args(hosts), "true", env=penv)
+    r = tpush("--json", *host_args(hosts), "echo same", env=penv)
+    assert r.returncode == 0, str(r)
+    objs = [json.loads(l) for l in r.out.splitlines()]
+    assert sorted(o["worker"] for o in objs if o.get("text") == "same") == sorted(hosts), r.out
+    assert objs[-1]["type"] == "summary" and objs[-1]["exit_code"] == 0, r.out
+    r = tpush("-b", *host_args(hosts), "echo same", env=penv)
+    assert r.returncode == 0 and r.out.count("same") == 1, str(r)
