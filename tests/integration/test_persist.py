@@ -451,3 +451,24 @@ def test_json_and_gathered_output_through_the_master(farm, tpush, penv):
     assert objs[-1]["type"] == "summary" and objs[-1]["exit_code"] == 0, r.out
     r = tpush("-b", *host_args(hosts), "echo same", env=penv)
     assert r.returncode == 0 and r.out.count("same") == 1, str(r)
+
+
+def test_a_redescribed_tpu_gets_new_sessions(farm, tpush, tmp_path, run_dir):
+    """A TPU recreated with new addresses: after --refresh the master opens sessions to the
+    new addresses (sessions are kept per user@address:port) and the workers answer there."""
+    from test_tpu import ECHO, LOC, Gcloud, labels
+    gcloud = Gcloud(tmp_path, tpush, farm)
+    env = gcloud.env(XDG_RUNTIME_DIR=str(run_dir), TPUSH_PERSIST="5m")
+    gcloud.tpu("tpu2", 2)
+    r = gcloud.run("-t", "tpu2", *LOC, ECHO, env=env)
+    assert r.returncode == 0, str(r)
+    before = logins(farm)
+    gcloud.tpu("tpu2", 2, external_ip=lambda w, k=0: f"127.0.4.{1 + w}")
+    r = gcloud.run("-t", "tpu2", *LOC, "--refresh", ECHO, env=env)
+    assert r.returncode == 0, str(r)
+    lines = split_prefixed(r.out, labels(2))
+    assert lines == {"w0": ["127.0.4.1 0/2"], "w1": ["127.0.4.2 1/2"]}, str(r)
+    assert logins(farm) == before + 2
+    r = gcloud.run("-t", "tpu2", *LOC, "disconnect", env=env)
+    assert sorted(l.split(" ")[0].split("@")[1].rsplit(":", 1)[0] for l in r.out.splitlines()) == \
+        ["127.0.3.1", "127.0.3.2", "127.0.4.1", "127.0.4.2"], str(r)
