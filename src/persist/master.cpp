@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "tpush/persist/messages.h"
 #include "tpush/ssh/session_pool.h"
@@ -32,18 +34,44 @@ using Clock = std::chrono::steady_clock;
 // signal that client forwarded late never reaches the next client's run.
 constexpr int kHangUpWaitMs = 2000;
 
-std::vector<std::string> environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
-}
+// The process environment, the client's for each run. An array is never freed
+// while a name-lookup thread of an earlier run may still read it (getaddrinfo
+// reads RES_OPTIONS and the like; an abandoned lookup runs on): a replaced
+// array is kept for a minute, longer than any resolver's timeouts.
+class Environments {
+ public:
+  Environments() : own_(environ) {}
+  void use(std::vector<std::string> vars) {
+    auto next = std::make_unique<Array>();
+    next->strings = std::move(vars);
+    for (auto& v : next->strings)
+      if (v.find('=') != std::string::npos) next->pointers.push_back(v.data());
+    next->pointers.push_back(nullptr);
+    environ = next->pointers.data();
+    retire(std::exchange(current_, std::move(next)));
+  }
+  void use_own() {
+    environ = own_;
+    retire(std::move(current_));
+  }
 
-// Replaces the process environment; `vars` must outlive its use (putenv keeps them).
-void set_environment(std::vector<std::string>& vars) {
-  clearenv();
-  for (auto& v : vars)
-    if (v.find('=') != std::string::npos) putenv(v.data());
-}
+ private:
+  struct Array {
+    std::vector<std::string> strings;
+    std::vector<char*> pointers;
+    Clock::time_point retired{};
+  };
+  void retire(std::unique_ptr<Array> old) {
+    const auto now = Clock::now();
+    std::erase_if(retired_, [now](const auto& a) { return now - a->retired > std::chrono::minutes(1); });
+    if (!old) return;
+    old->retired = now;
+    retired_.push_back(std::move(old));
+  }
+  char** own_;
+  std::unique_ptr<Array> current_;
+  std::vector<std::unique_ptr<Array>> retired_;
+};
 
 // Tells clients that come during a run to run directly.
 class BusyAnswer final : public util::Pollable {
@@ -87,7 +115,7 @@ class ClientWatch final : public util::Pollable {
 class Master {
  public:
   Master(std::string socket, std::string lock, std::chrono::seconds idle)
-      : socket_(std::move(socket)), lock_(std::move(lock)), idle_(idle), own_env_(environment()) {}
+      : socket_(std::move(socket)), lock_(std::move(lock)), idle_(idle) {}
   ~Master();
 
   // False when another master holds the lock (it serves these workers).
@@ -102,7 +130,7 @@ class Master {
 
   std::string socket_, lock_;
   std::chrono::seconds idle_;
-  std::vector<std::string> own_env_, run_env_;
+  Environments env_;
   util::SignalScope signals_;
   int lock_fd_ = -1, listen_fd_ = -1;
   ino_t socket_inode_ = 0;
@@ -199,7 +227,6 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   }
   idle_ = std::chrono::seconds(std::max(1L, std::strtol(f[1].c_str(), nullptr, 10)));
   const std::vector<std::string> argv(f.begin() + 4, f.begin() + 4 + static_cast<long>(argc));
-  run_env_.assign(f.begin() + 4 + static_cast<long>(argc), f.end());
 
   int saved[3];
   for (int i = 0; i < 3; ++i) {
@@ -208,7 +235,7 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   }
   const bool in_dir = ::fchdir(m.fds[0]) == 0;
   const mode_t old_mask = ::umask(static_cast<mode_t>(std::strtoul(f[2].c_str(), nullptr, 8) & 0777));
-  set_environment(run_env_);
+  env_.use({f.begin() + 4 + static_cast<long>(argc), f.end()});
   util::prompt_on(m.fds.size() == 5 ? m.fds[4] : -1);  // the client's terminal, for passphrases
 
   int code = 255;
@@ -223,7 +250,7 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   std::fflush(stdout);
   std::fflush(stderr);
 
-  set_environment(own_env_);
+  env_.use_own();
   util::prompt_on(-1);
   ::umask(old_mask);
   if (::chdir("/") != 0) {
