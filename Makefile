@@ -129,10 +129,11 @@ test-asan: deps build-asan-dir
 	$(call run_tests,$(ASAN_DIR),$(ASAN_ENV))
 
 # ThreadSanitizer: every unit test, and the integration tests that drive the event
-# loop, the writer thread, the name-lookup threads and signals together (the whole
-# suite is too slow under TSan on a small machine). tests/tsan.supp: third-party only.
+# loop, the writer thread, the name-lookup threads and signals together, and a
+# persist master serving run after run (the whole suite is too slow under TSan on a
+# small machine). tests/tsan.supp: third-party only.
 TSAN_DIR   ?= build-tsan
-TSAN_TESTS ?= tests/integration/test_basic.py tests/integration/test_control.py \
+TSAN_TESTS ?= tests/integration/test_basic.py tests/integration/test_control.py tests/integration/test_persist.py \
               tests/integration/test_output_modes.py tests/integration/test_names.py
 TSAN_ENV   := TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
 build-tsan-dir: check-dev-deps libssh2

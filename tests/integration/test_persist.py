@@ -472,3 +472,25 @@ def test_a_redescribed_tpu_gets_new_sessions(farm, tpush, tmp_path, run_dir):
     r = gcloud.run("-t", "tpu2", *LOC, "disconnect", env=env)
     assert sorted(l.split(" ")[0].split("@")[1].rsplit(":", 1)[0] for l in r.out.splitlines()) == \
         ["127.0.3.1", "127.0.3.2", "127.0.4.1", "127.0.4.2"], str(r)
+
+
+def test_a_kept_session_is_checked_against_known_hosts_again(farm, tpush, home, penv, tmp_path):
+    """known_hosts changes between runs to say another key for a worker: its kept session
+    is not used; the worker fails with `host key changed` as a direct run would, the other
+    worker runs on its kept session."""
+    hosts = farm.hosts[:2]
+    r = tpush(*host_args(hosts), "true", env=penv)
+    assert r.returncode == 0, str(r)
+    before = logins(farm)
+    key = tmp_path / "impostor"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=30)
+    impostor = " ".join(key.with_suffix(".pub").read_text().split()[:2])
+    kh = home / ".ssh" / "known_hosts"
+    first = f"[{hosts[0].rsplit(':', 1)[0]}]:{farm.port} "
+    kh.write_text("".join(first + impostor + "\n" if l.startswith(first) else l
+                          for l in kh.read_text().splitlines(keepends=True)))
+    r = tpush(*host_args(hosts), "echo ran", env=penv)
+    assert r.returncode == 255, str(r)
+    assert split_prefixed(r.out, hosts) == {hosts[0]: [], hosts[1]: ["ran"]}, str(r)
+    assert Summary.parse(r.err).reasons[hosts[0]].startswith("host key changed"), str(r)
+    assert logins(farm) == before  # the refused worker never got as far as a login
