@@ -20,6 +20,7 @@
 #include "tpush/persist/master.h"
 #include "tpush/persist/messages.h"
 #include "tpush/persist/place.h"
+#include "tpush/util/signals.h"
 
 extern char** environ;
 
@@ -124,18 +125,28 @@ std::vector<std::string> run_message(const RunRequest& r) {
   return fields;
 }
 
-// Passes signals on and waits for the run's exit code; nullopt when the master ended first.
+// Passes signals on and waits for the run's exit code; nullopt when the master
+// ended first. Ctrl-Z pauses the master's run while this client is stopped, as
+// a direct run stops with tpush.
 std::optional<int> await_exit(int s, pid_t master, int signal_fd) {
+  util::JobControlScope job_control;
   for (;;) {
-    pollfd fds[2] = {{s, POLLIN, 0}, {signal_fd, POLLIN, 0}};
-    if (::poll(fds, signal_fd >= 0 ? 2 : 1, -1) < 0) {
+    pollfd fds[3] = {{s, POLLIN, 0}, {signal_fd, POLLIN, 0}, {job_control.fd(), POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       return std::nullopt;
     }
-    if (fds[1].revents & POLLIN) {
-      signalfd_siginfo info{};
+    signalfd_siginfo info{};
+    if (fds[1].revents & POLLIN)
       while (::read(signal_fd, &info, sizeof info) == sizeof info) ::kill(master, static_cast<int>(info.ssi_signo));
-    }
+    if (fds[2].revents & POLLIN)
+      while (::read(job_control.fd(), &info, sizeof info) == sizeof info) {
+        if (info.ssi_signo == SIGCONT) {
+          send_message(s, {"cont"});
+        } else if (send_message(s, {"stop"})) {
+          ::raise(SIGSTOP);  // here until fg or bg continues us
+        }
+      }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       auto m = receive_message(s);
       if (!m) return std::nullopt;

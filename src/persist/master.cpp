@@ -92,18 +92,28 @@ class BusyAnswer final : public util::Pollable {
 };
 
 // The client's connection during its run: when it ends (the client was
-// killed), the run stops as on a hang-up.
+// killed), the run stops as on a hang-up; while the client is stopped
+// (Ctrl-Z: "stop" until "cont"), the run waits, as a stopped tpush would.
 class ClientWatch final : public util::Pollable {
  public:
   explicit ClientWatch(int conn) : fd_(conn) {}
   int fd() const override { return gone_ ? -1 : fd_; }
   util::Wait wait() const override { return gone_ ? util::Wait::none : util::Wait::read; }
   void advance(Clock::time_point) override {
-    char byte;
-    const ssize_t n = ::recv(fd_, &byte, 1, MSG_DONTWAIT);
-    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) return;
-    gone_ = true;
-    ::raise(SIGHUP);  // blocked: the run's signalfd reads it
+    for (bool stopped = false;;) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, stopped ? -1 : 0) == 0) return;
+      auto m = receive_message(fd_);
+      if (!m) {
+        if (errno == EAGAIN || errno == EINTR) continue;
+        gone_ = true;
+        ::raise(SIGHUP);  // blocked: the run's signalfd reads it
+        return;
+      }
+      close_fds(*m);
+      if (!m->fields.empty() && m->fields[0] == "stop") stopped = true;
+      if (!m->fields.empty() && m->fields[0] == "cont") stopped = false;
+    }
   }
   void tick(Clock::time_point) override {}
 

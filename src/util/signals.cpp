@@ -36,4 +36,18 @@ SignalScope::~SignalScope() {
   pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
+JobControlScope::JobControlScope() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTSTP);
+  sigaddset(&set, SIGCONT);  // blocked, it still continues the process; the fd then reads it
+  pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
+  fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+JobControlScope::~JobControlScope() {
+  if (fd_ >= 0) close(fd_);
+  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
 }  // namespace tpush::util

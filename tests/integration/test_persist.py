@@ -494,3 +494,24 @@ def test_a_kept_session_is_checked_against_known_hosts_again(farm, tpush, home, 
     assert split_prefixed(r.out, hosts) == {hosts[0]: [], hosts[1]: ["ran"]}, str(r)
     assert Summary.parse(r.err).reasons[hosts[0]].startswith("host key changed"), str(r)
     assert logins(farm) == before  # the refused worker never got as far as a login
+
+
+def test_ctrl_z_pauses_the_masters_run(farm, tpush, penv):
+    """Ctrl-Z stops the client, and the master's run pauses with it (nothing more is
+    printed, as with a stopped direct run); continued, the output goes on."""
+    hosts = farm.hosts[:2]
+    tpush(*host_args(hosts), "true", env=penv)
+    st = tpush.stream(*host_args(hosts), "while :; do echo tick; sleep 0.1; done", env=penv)
+    count = lambda: len(st.lines["out"])
+    st.wait_for(lambda ls: len(ls) >= 4, 20, "ticks")
+    st.proc.send_signal(signal.SIGTSTP)
+    wait_until(lambda: Path(f"/proc/{st.proc.pid}/stat").read_text().split(") ")[1][0] == "T", 10,
+               "the client to stop")
+    time.sleep(0.5)  # what the master had already handed to the writer
+    paused = count()
+    time.sleep(1.0)  # an absence cannot be awaited: ten ticks' worth of nothing
+    assert count() == paused, "output went on while the client was stopped"
+    st.proc.send_signal(signal.SIGCONT)
+    st.wait_for(lambda ls: len(ls) >= paused + 4, 20, "ticks after the client continued")
+    st.proc.send_signal(signal.SIGINT)
+    assert st.finish(timeout=20).returncode == 130

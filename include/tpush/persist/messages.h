@@ -6,7 +6,9 @@
 //                      "busy"                  serving another run: run directly
 //                      "exit" CODE             the run ended with this exit code
 //                      "held" TEXT             (to disconnect) what it held; it ends
-//   client -> master   "run" PERSIST UMASK ARGC ARGV... ENV...   + fds cwd, 0, 1, 2
+//   client -> master   "run" PERSIST UMASK ARGC ARGV... ENV...
+//                                              + fds cwd, 0, 1, 2 and its terminal if any
+//                      "stop", "cont"          the client was stopped (Ctrl-Z), continued
 //                      "disconnect"
 #pragma once
 

@@ -23,4 +23,21 @@ class SignalScope {
   sigset_t old_mask_{};
 };
 
+// Ctrl-Z (SIGTSTP) and fg/bg (SIGCONT) taken through a signalfd too, for a
+// persist client while a master runs its command: it tells the master to pause
+// before stopping itself (raise SIGSTOP), and to go on when continued.
+class JobControlScope {
+ public:
+  JobControlScope();
+  ~JobControlScope();
+  JobControlScope(const JobControlScope&) = delete;
+  JobControlScope& operator=(const JobControlScope&) = delete;
+
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  sigset_t old_mask_{};
+};
+
 }  // namespace tpush::util
