@@ -22,6 +22,7 @@ fi
 
 farm_dir=$(mktemp -d "${TMPDIR:-/tmp}/tpush-demo.XXXXXX")
 cleanup() {
+  pkill -f -- "--persist-master $farm_dir/" 2>/dev/null || true  # if a step was cut short
   "$PYTHON" "$repo/tests/farm/farm.py" stop "$farm_dir" || true
   rm -rf "$farm_dir"
 }
@@ -35,6 +36,10 @@ trap 'exit 130' INT TERM
 source "$farm_dir/env"
 unset SSH_AUTH_SOCK
 export USER=${USER:-$(id -un)}
+# Persist masters of the demo live in the demo's directory; the steps below choose
+# --persist themselves (a run typed at a terminal would otherwise keep its sessions).
+export XDG_RUNTIME_DIR=$farm_dir/run TPUSH_PERSIST=0
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 HOSTS=$TPUSH_FARM_HOSTS
 PORT=$TPUSH_FARM_PORT
 
@@ -76,6 +81,12 @@ step "some commands fail: the summary lists them and tpush exits 1" \
 
 step "one host is down (nothing listens on 127.0.9.9:1): exit 255, the others still run; -S lists everyone" \
   'tpush -S --connect-timeout 3 -w "127.0.1.[1-3]:$PORT,127.0.9.9:1" "echo up"'
+
+step "--persist: the first run keeps the sessions in a background tpush; the next run opens a channel on each, no login" \
+  'tpush --persist 1m -H "$HOSTS" true; time tpush --persist 1m -H "$HOSTS" "echo again" | sort | head -3'
+
+step "tpush disconnect ends that background tpush and lists the sessions it held" \
+  'tpush -H "$HOSTS" disconnect'
 
 echo
 echo "demo done; stopping the farm"
