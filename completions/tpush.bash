@@ -7,7 +7,7 @@ _tpush_options='
     -h --help --version --config
     -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --internal-ip --refresh --fetch-host-keys --gcloud-timeout --failed
-    -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
+    -l --user -p --port -i --identity -F -o -J --jump -f --fanout --persist --connect-timeout -u --timeout
     --alive-interval --host-key-check --tunnel-through-iap
     -e --env --cd --tty -n --no-stdin --detach --log
     --label -N --no-prefix --raw -q --quiet -S --summary-always -v --verbose --color
@@ -15,7 +15,7 @@ _tpush_options='
 
 # Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).
 # rsync has none of tpush's: every word after it is rsync's.
-_tpush_subcommands='workers cp get rsync kill ps logs last config'
+_tpush_subcommands='workers cp get rsync kill ps logs last config disconnect'
 _tpush_sub_options() {
     case $1 in
         cp | get) echo '-r --recursive -p --preserve' ;;
@@ -34,7 +34,7 @@ _tpush_sub_takes_value() {
 # Options that take a value (the next word, or --long=VALUE).
 _tpush_takes_value='-w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --gcloud-timeout
-    -l --user -p --port -i --identity -F -o -J --jump -f --fanout --connect-timeout -u --timeout
+    -l --user -p --port -i --identity -F -o -J --jump -f --fanout --persist --connect-timeout -u --timeout
     --alive-interval --host-key-check --label --color -e --env --cd --log --out-dir --config'
 
 _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
@@ -58,6 +58,7 @@ _tpush_values() {  # _tpush_values OPTION CURRENT-WORD
             ;;
         -l | --user) COMPREPLY=($(compgen -u -- "$cur")) ;;
         --host-key-check) COMPREPLY=($(compgen -W 'accept-new yes no' -- "$cur")) ;;
+        --persist) COMPREPLY=($(compgen -W '0 10m 30m 1h' -- "$cur")) ;;
         --label) COMPREPLY=($(compgen -W 'host index' -- "$cur")) ;;
         --color) COMPREPLY=($(compgen -W 'auto always never' -- "$cur")) ;;
         --worker) COMPREPLY=($(compgen -W 'all 0' -- "$cur")) ;;

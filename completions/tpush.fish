@@ -5,7 +5,7 @@
 # lists: tests/integration/test_docs.py checks it by running fish.
 
 function __tpush_subcommands
-    printf '%s\n' workers cp get rsync kill ps logs last config
+    printf '%s\n' workers cp get rsync kill ps logs last config disconnect
 end
 
 # Options whose value is the next word (or --long=VALUE), within subcommand $argv[1]
@@ -16,7 +16,7 @@ function __tpush_value_options
     set -l sub $argv[1]
     set -l globals -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker \
         --gcloud-timeout -l --user -p --port -i --identity -F -o -J --jump -f --fanout \
-        --connect-timeout -u --timeout --alive-interval --host-key-check -e --env --cd --log \
+        --persist --connect-timeout -u --timeout --alive-interval --host-key-check -e --env --cd --log \
         --label --color --out-dir --config
     switch "$sub"
         case cp get
@@ -100,6 +100,7 @@ complete -c tpush -n '__tpush_in ""' -f -a ps -d 'matching processes on every wo
 complete -c tpush -n '__tpush_in ""' -f -a logs -d 'the end of FILE on every worker (-f: follow)'
 complete -c tpush -n '__tpush_in ""' -f -a last -d "the last run's summary"
 complete -c tpush -n '__tpush_in ""' -f -a config -d 'the config file and groups read, and where each setting came from'
+complete -c tpush -n '__tpush_in ""' -f -a disconnect -d 'end the persist master of these workers'
 complete -c tpush -n '__tpush_in "" command' -f -a '(__tpush_command)'
 
 # --- tpush's options (before the subcommand or the command, or after a subcommand) --------
@@ -134,6 +135,7 @@ complete -c tpush -n __tpush_options -s o -x -d 'An ssh_config line, before ever
 complete -c tpush -n __tpush_options -s J -l jump -x -a '(__fish_print_hostnames)' -d 'Reach the workers through these jump hosts'
 complete -c tpush -n '__tpush_options; and not __tpush_in logs' -s f -l fanout -x -d 'Sessions at once (default: all, up to 1024)'
 complete -c tpush -n '__tpush_in logs' -l fanout -x -d 'Sessions at once (default: all, up to 1024)'
+complete -c tpush -n __tpush_options -l persist -x -a '0 10m 30m 1h' -d 'Keep the sessions open this long for the next runs (0: off)'
 complete -c tpush -n __tpush_options -l connect-timeout -x -d 'Seconds for TCP connect + SSH handshake + auth'
 complete -c tpush -n __tpush_options -s u -l timeout -x -d 'Seconds a command may run on a worker'
 complete -c tpush -n __tpush_options -l alive-interval -x -d 'Keepalive seconds; silent for 3 intervals = lost'
