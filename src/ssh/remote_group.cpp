@@ -56,10 +56,14 @@ const std::string& group_tag() {
   return tag;
 }
 
+// The watchdog is forked with INT and TERM ignored from the first instant (a
+// child that had not yet set its own traps died of the first Ctrl-C's INT to the
+// group, under load); the shell takes its defaults back before it reports its
+// group, so what tpush sends to the group after that reaches the command.
 std::string with_group_report(const std::string& command) {
-  return "printf '%s%s\\n' " + util::shell_quote(group_tag()) + " \"$$\" >&2; sh -c " +
-         util::shell_quote(kWatchdog) + " " + helper_marker +
-         " \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 &\n" + command;
+  return "trap '' INT TERM; sh -c " + util::shell_quote(kWatchdog) + " " + helper_marker +
+         " \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 & trap - INT TERM; printf '%s%s\\n' " +
+         util::shell_quote(group_tag()) + " \"$$\" >&2\n" + command;
 }
 
 std::string group_signal_command(long pgid, const std::string& signal) {
