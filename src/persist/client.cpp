@@ -168,7 +168,9 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
   if (!standard_fds_open()) return std::nullopt;  // nothing to pass for a closed one
   const Place place = place_for(request.worker_set);
   if (!place.problem.empty()) {
-    spdlog::warn("--persist: {}; running directly", place.problem);
+    // Said when the user asked for --persist; the default only notes it in -v.
+    if (request.notice.empty()) spdlog::warn("--persist: {}; running directly", place.problem);
+    else spdlog::debug("persist: {}; running directly", place.problem);
     return std::nullopt;
   }
   const int s = master_socket(place, request);

@@ -51,9 +51,15 @@ std::string ensure_private_dir(const std::filesystem::path& dir) {
 Place place_for(const std::string& worker_set) {
   Place p;
   std::filesystem::path dir;
+  // XDG_RUNTIME_DIR when it is a directory of ours (after su or sudo it may
+  // still name the other user's), else /tmp/tpush-UID.
   const auto runtime = util::env_value("XDG_RUNTIME_DIR");
-  if (runtime && runtime->front() == '/') dir = std::filesystem::path(*runtime) / "tpush";
-  else dir = "/tmp/tpush-" + std::to_string(::getuid());
+  struct stat st {};
+  if (runtime && runtime->front() == '/' && ::stat(runtime->c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+      st.st_uid == ::getuid())
+    dir = std::filesystem::path(*runtime) / "tpush";
+  else
+    dir = "/tmp/tpush-" + std::to_string(::getuid());
   p.problem = ensure_private_dir(dir);
   if (!p.problem.empty()) return p;
   char key[17];

@@ -515,3 +515,19 @@ def test_ctrl_z_pauses_the_masters_run(farm, tpush, penv):
     st.wait_for(lambda ls: len(ls) >= paused + 4, 20, "ticks after the client continued")
     st.proc.send_signal(signal.SIGINT)
     assert st.finish(timeout=20).returncode == 130
+
+
+def test_a_runtime_dir_that_is_not_ours_falls_back_to_tmp(farm, tpush, tmp_path):
+    """XDG_RUNTIME_DIR naming a directory that does not exist (as after su) does not stop
+    persistence: the socket goes under /tmp/tpush-UID."""
+    hosts = farm.hosts[:2]
+    env = tpush.env(XDG_RUNTIME_DIR=str(tmp_path / "gone"), TPUSH_PERSIST="5m")
+    fallback = Path(f"/tmp/tpush-{os.getuid()}")
+    try:
+        r = tpush(*host_args(hosts), "true", env=env)
+        assert r.returncode == 0 and r.err.count("warn") == 0, str(r)
+        assert len(masters(fallback)) == 1, str(r)
+        assert stat.S_IMODE(fallback.stat().st_mode) == 0o700
+    finally:
+        tpush(*host_args(hosts), "disconnect", env=env)
+    wait_until(lambda: masters(fallback) == [], 10, "the master to end")

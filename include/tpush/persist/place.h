@@ -1,5 +1,6 @@
 // Where the master for a set of workers listens: DIR/KEY.sock (and its lock,
-// DIR/KEY.lock), with DIR $XDG_RUNTIME_DIR/tpush, else /tmp/tpush-UID. The
+// DIR/KEY.lock), with DIR $XDG_RUNTIME_DIR/tpush when that directory is the
+// user's, else /tmp/tpush-UID. The
 // directory is made 0700 and must be the user's own, not a link, and closed
 // to everyone else; KEY hashes the worker set with this tpush binary's
 // identity, so an upgraded tpush never talks to an older master.
