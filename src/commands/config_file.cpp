@@ -73,7 +73,7 @@ const Key kKeys[] = {
      },
      "ssh_config's StrictHostKeyChecking, else accept-new"},
     {"persist", Rank::option, [](Options& o, Options& p) { o.persist = p.persist; },
-     [](const Options& o) { return o.persist; }, "TPUSH_PERSIST, else 0 (off)"},
+     [](const Options& o) { return o.persist; }, "TPUSH_PERSIST, else 10m at a terminal, else 0 (off)"},
     {"fanout", Rank::option, [](Options& o, Options& p) { o.fanout = p.fanout; },
      [](const Options& o) { return o.fanout ? std::to_string(o.fanout) : std::string(); },
      "every worker at once, up to 1024"},

@@ -117,7 +117,7 @@ void add_options(CLI::App& app, Options& o, bool& version) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   option("--persist", o.persist, "DURATION",
          "Keep the sessions open DURATION (10m, 1h) after the run, in a background tpush that later runs on "
-         "the same workers use (0: off, the default; see tpush(1))",
+         "the same workers use (0: off; default: 10m typed at a terminal, else off; see tpush(1))",
          how)
       ->check(CLI::Validator(
           [](std::string& v) {
