@@ -20,10 +20,12 @@ on many 127.0.x.y addresses, key exchange pinned to curve25519-sha256) per N.  E
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import platform
 import re
+import select
 import shutil
 import signal
 import statistics
@@ -37,6 +39,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests" / "farm"))
 import farm as farmmod  # noqa: E402
 
+LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_CHILD_SUBREAPER = 36
 LINES = 1000
 COPY_MIB = 100
 COPY_DEST = "/dst"  # inside each worker's chroot
@@ -59,6 +63,31 @@ class BenchSshd(farmmod.Sshd):
         for address, root in self.chroots.items():
             text += f"Match LocalAddress {address}\n  ChrootDirectory {root}\n"
         self.config.write_text(text)
+
+    # repeat scenario: the listener is made a child subreaper, so a process a session leaves
+    # behind (tpush's remote watchdog outlives the command it watches by a few ms) is
+    # reparented to, and reaped by, the listener instead of init: its CPU stays in the
+    # listener's cutime/cstime.  And the listener (with all it starts) joins a cpuacct
+    # cgroup, a second count of the same CPU that needs no process tree at all.
+    subreaper = False
+    cpu_cgroup: Path | None = None
+
+    def start(self, ready_address: str, timeout: float = 30):
+        if not self.subreaper and self.cpu_cgroup is None:
+            return super().start(ready_address, timeout)
+        orig, cg, sub = farmmod._raise_nofile, self.cpu_cgroup, self.subreaper
+
+        def preexec():  # Sshd.start's preexec_fn is the module's _raise_nofile, looked up at call time
+            orig()
+            if sub:
+                LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            if cg is not None:
+                (cg / "cgroup.procs").write_text(str(os.getpid()))
+        farmmod._raise_nofile = preexec
+        try:
+            return super().start(ready_address, timeout)
+        finally:
+            farmmod._raise_nofile = orig
 
 
 farmmod.Sshd = BenchSshd  # Farm.start() builds its sshd through the module global
@@ -108,13 +137,18 @@ def wait_sessions_gone(f: farmmod.Farm, timeout: float = 60) -> None:
 
 # --------------------------------------------------------------------------- cgroup
 
-def memory_cgroup_base() -> Path | None:
+def cgroup_base(controller: str, probe: str) -> Path | None:
+    """This process's cgroup v1 directory of `controller`, if it has the file `probe`."""
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, ctrls, path = line.split(":", 2)
-        if "memory" in ctrls.split(","):
-            base = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
-            return base if (base / "memory.max_usage_in_bytes").exists() else None
+        if controller in ctrls.split(","):
+            base = Path("/sys/fs/cgroup") / controller / path.lstrip("/")
+            return base if (base / probe).exists() else None
     return None
+
+
+def memory_cgroup_base() -> Path | None:
+    return cgroup_base("memory", "memory.max_usage_in_bytes")
 
 
 class MemCgroup:
@@ -505,6 +539,370 @@ def start_relay(listen_port: int, target_port: int, delay: float, log: Path) -> 
     return p
 
 
+# --------------------------------------------------------------------------- repeat
+
+REPEAT_TOOLS = ("tpush", "tpush-persist", "pdsh-cp", "pssh-cp")
+REPEAT_BASE = {"tpush": "tpush", "tpush-persist": "tpush", "pdsh-cp": "pdsh", "pssh-cp": "pssh"}
+
+
+class CpuCgroup:
+    """A cgroup v1 cpuacct group: cpuacct.usage is the CPU time (user+sys) of every process
+    that ran in it, live or exited, whoever reaped it.  A cross-check of the /proc counts."""
+
+    def __init__(self, tag: str):
+        base = cgroup_base("cpuacct", "cpuacct.usage")
+        self.path = None
+        if base is not None:
+            p = base / f"tpush-bench-{os.getpid()}-{tag}"
+            try:
+                p.mkdir()
+                self.path = p
+            except OSError:
+                self.path = None
+
+    def usage(self) -> float | None:
+        return None if self.path is None else int((self.path / "cpuacct.usage").read_text()) / 1e9
+
+    def join_fn(self):
+        path = self.path
+
+        def fn():
+            if path is not None:
+                (path / "cgroup.procs").write_text(str(os.getpid()))
+            os.setsid()
+        return fn
+
+    def remove(self, timeout: float = 10) -> None:
+        if self.path is None:
+            return
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.05)
+        print(f"bench: cgroup {self.path} not removed (processes left in it)", file=sys.stderr)
+
+
+def proc_cpu_parts(pid: int) -> tuple[float, float] | None:
+    """(own, reaped children) CPU of a live process (s), None if it is gone: own = every
+    thread's, to the ns (its CPU-time clock, clock_getcpuclockid(3); /proc's utime+stime
+    are whole 10 ms clock ticks, a bias that adds up over hundreds of processes);
+    children = cutime+cstime (kept in ns by the kernel, truncated to ticks on reading)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()
+    try:
+        own = time.clock_gettime(((~pid) << 3) | 2)  # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+    except OSError:
+        own = (int(fields[11]) + int(fields[12])) / CLK
+    return own, (int(fields[13]) + int(fields[14])) / CLK
+
+
+def proc_cpu(pid: int) -> float | None:
+    """Own + reaped children's CPU of a live process (s), None if it is gone."""
+    parts = proc_cpu_parts(pid)
+    return None if parts is None else parts[0] + parts[1]
+
+
+def sshd_tree_cpu(pid: int) -> float:
+    """CPU of the farm's sshd tree so far: the listener's own and its reaped children's,
+    plus the same for every live descendant (proc_cpu).  Kept
+    sessions live across runs, so what they spend is only in their own /proc entries
+    until they exit; a process is in exactly one of these terms (its own entry while
+    alive, its reaper's cutime/cstime once reaped)."""
+    return sum(sshd_tree_parts(pid).values())
+
+
+def sshd_tree_parts(pid: int) -> dict[str, float]:
+    """sshd_tree_cpu in four parts: the listener's own CPU, its reaped children's (all
+    of a fresh run's sessions; in a run on kept sessions, only what sessions left behind,
+    reparented to the subreaper listener: tpush's remote watchdogs), the live descendants'
+    own CPU (kept sessions serving channels) and their reaped children's (the remote
+    commands' shells)."""
+    out = dict.fromkeys(("listener_own", "listener_children", "live_own", "live_children"), 0.0)
+    lp = proc_cpu_parts(pid) or (0.0, 0.0)
+    out["listener_own"], out["listener_children"] = lp
+    for d in farmmod.descendants(pid):
+        dp = proc_cpu_parts(d)
+        if dp is not None:
+            out["live_own"] += dp[0]
+            out["live_children"] += dp[1]
+    return out
+
+
+def pids_matching(pred) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            st = farmmod._proc_stat(int(entry))
+            if st is not None and st[0] not in ("Z", "X") and pred(farmmod.cmdline(int(entry))):
+                out.append(int(entry))
+    return out
+
+
+def wait_sshd_settled(f: farmmod.Farm, sessions: int | None, timeout: float = 30) -> bool:
+    """Until everything under the farm's sshd is a kept session at rest: a live direct child
+    of the listener named `sshd: USER@...` (no remote command, watchdog or ending session
+    left), `sessions` of them when given."""
+    end = time.monotonic() + timeout
+    while True:
+        ds = farmmod.descendants(f.sshd.pid)
+        rest = True
+        for d in ds:
+            st = farmmod._proc_stat(d)
+            c = farmmod.cmdline(d)
+            if st is None or st[0] in ("Z", "X") or st[1] != f.sshd.pid or not c.startswith("sshd: ") or "@" not in c:
+                rest = False
+                break
+        if rest and (sessions is None or len(ds) == sessions):
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+
+
+def repeat_argv(tool: str, n: int, f: farmmod.Farm, port: int, cfg: Path, cmd: str,
+                tpush_bin: str) -> tuple[list[str], dict[str, str]]:
+    argv, env = tool_argv(REPEAT_BASE[tool], n, f, port, cfg, cmd, tpush_bin)
+    if tool == "tpush-persist":
+        argv[-1:-1] = ["--persist", "10m"]
+    return argv, env
+
+
+def control_master_config(f: farmmod.Farm, port: int, cpdir: Path, name: str) -> Path:
+    """The anchors' config with OpenSSH connection sharing: ControlMaster auto, ControlPath
+    in a private directory, ControlPersist 10m."""
+    cfg = ssh_config(f, port, name)
+    text = cfg.read_text()
+    old = "  ControlMaster no\n  ControlPath none\n"
+    assert old in text
+    cfg.write_text(text.replace(old, f"  ControlMaster auto\n  ControlPath {cpdir}/%C\n  ControlPersist 10m\n"))
+    return cfg
+
+
+class RepeatPass:
+    """One tool's 10 successive runs on one farm and network, and what it keeps between them."""
+
+    def __init__(self, a, n: int, scen: str, tool: str, f: farmmod.Farm, port: int, rt: Path,
+                 work: Path, scg: CpuCgroup):
+        self.a, self.n, self.scen, self.tool, self.f, self.port, self.rt = a, n, scen, tool, f, port, rt
+        self.work, self.scg = work, scg
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "TPUSH_PERSIST")}
+        self.env["HOME"] = str(f.home)
+        self.env["XDG_RUNTIME_DIR"] = str(rt)  # private, 0700: its masters collide with nothing
+        self.cpdir = None
+        self.cfg = ssh_config(f, port, f"ssh_config_{scen}")
+        self.masters = None  # predicate on a command line: this pass's background master(s)
+        if tool == "tpush-persist":
+            self.masters = lambda c, d=str(rt) + "/": "--persist-master" in c and d in c
+        elif tool.endswith("-cp"):
+            self.cpdir = Path(f"/tmp/tpb-cm-{os.getpid()}-{n}-{scen[-3:]}-{tool[:4]}")
+            self.cpdir.mkdir(mode=0o700)
+            self.cfg = control_master_config(f, port, self.cpdir, f"ssh_config_{scen}_{tool}")
+            self.masters = lambda c, d=str(self.cpdir) + "/": c.startswith("ssh") and d in c
+        self.kept = self.masters is not None
+        self.ccg = CpuCgroup(f"client-{n}-{scen}-{tool}")
+
+    def master_cpu(self) -> dict[int, float]:
+        if self.masters is None:
+            return {}
+        return {p: c for p in pids_matching(self.masters) if (c := proc_cpu(p)) is not None}
+
+    def settle(self, ok: bool) -> bool:
+        if self.kept:
+            return wait_sshd_settled(self.f, self.n if ok else None)
+        wait_sessions_gone(self.f)
+        return not farmmod.descendants(self.f.sshd.pid)
+
+    def run(self, r: int) -> dict:
+        argv, extra = repeat_argv(self.tool, self.n, self.f, self.port, self.cfg, "true", self.a.tpush)
+        env = dict(self.env, **extra)
+        tag = f"{self.n}-{self.scen}-{self.tool}-{r}"
+        out_path, err_path = self.work / f"{tag}.out", self.work / f"{tag}.err"
+        m0 = self.master_cpu()
+        p0, sg0, cg0 = sshd_tree_parts(self.f.sshd.pid), self.scg.usage(), self.ccg.usage()
+        with open(out_path, "wb") as outf, open(err_path, "wb") as errf:
+            t0 = time.monotonic()
+            p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=outf, stderr=errf,
+                                 preexec_fn=self.ccg.join_fn(), close_fds=True)
+            timed_out = False
+            while True:
+                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > t0 + self.a.timeout:
+                    timed_out = True
+                    farmmod.kill_tree(p.pid, argv[0])
+                    pid, status, ru = os.wait4(p.pid, 0)
+                    break
+                time.sleep(0.002)
+            wall = time.monotonic() - t0
+            p.returncode = os.waitstatus_to_exitcode(status)
+        out = out_path.read_text(errors="replace")
+        ok, note = verify(REPEAT_BASE[self.tool], "true", out, p.returncode, self.f.addresses)
+        if timed_out:
+            ok, note = False, f"killed after {self.a.timeout:.0f}s"
+        settled = self.settle(ok)
+        m1 = self.master_cpu()
+        p1, sg1, cg1 = sshd_tree_parts(self.f.sshd.pid), self.scg.usage(), self.ccg.usage()
+        parts = {k: p1[k] - p0[k] for k in p1}
+        # a master alive before and after: its CPU during the run; one born during the run
+        # (the first run): all of its CPU
+        mcpu = sum(c - m0.get(pid, 0.0) for pid, c in m1.items())
+        if self.kept and not m1:
+            note = "; ".join(x for x in (note, "no master after the run") if x)
+        if not settled:
+            note = "; ".join(x for x in (note, "sshd not settled") if x)
+        if ok:
+            out_path.unlink()
+        tool_cpu = ru.ru_utime + ru.ru_stime
+        return {"tool": self.tool, "fan": self.n, "kind": "run", "wall": wall,
+                "cpu": tool_cpu + mcpu, "cpu_tool": tool_cpu, "cpu_masters": mcpu, "masters": len(m1),
+                "sshd_cpu": sum(parts.values()), "sshd_parts": parts,
+                "client_cg": None if cg0 is None else cg1 - cg0,
+                "sshd_cg": None if sg0 is None else sg1 - sg0,
+                "sessions": len(farmmod.descendants(self.f.sshd.pid)),
+                "rc": p.returncode, "ok": ok, "note": note,
+                "err_tail": err_path.read_text(errors="replace")[-300:] if not ok else ""}
+
+    def first_output(self, i: int) -> dict:
+        """Spawn to the first byte on stdout of `echo x` on every worker (stdout is a pipe)."""
+        argv, extra = repeat_argv(self.tool, self.n, self.f, self.port, self.cfg, "echo x", self.a.tpush)
+        env = dict(self.env, **extra)
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        fd = p.stdout.fileno()
+        first = None
+        if select.select([fd], [], [], self.a.timeout)[0]:
+            first = time.monotonic() - t0
+        try:
+            out, _ = p.communicate(timeout=self.a.timeout)
+        except subprocess.TimeoutExpired:
+            farmmod.kill_tree(p.pid, argv[0])
+            out = b""
+        wall = time.monotonic() - t0
+        lines = out.decode(errors="replace").splitlines()
+        got = sum(1 for ln in lines if ln == "x" or ln.endswith(": x"))
+        ok = p.returncode == 0 and got == self.n and first is not None
+        self.settle(ok)
+        return {"tool": self.tool, "fan": self.n, "kind": "first_output", "first_byte": first, "wall": wall,
+                "rc": p.returncode, "ok": ok, "note": "" if ok else f"exit {p.returncode}, {got} of {self.n} x",
+                "sample": i}
+
+    def end(self) -> None:
+        """End this pass's masters (tpush disconnect / SIGTERM to OpenSSH's), then wait until
+        the farm has no session left."""
+        if self.tool == "tpush-persist":
+            hosts = str(self.f.dir / "hosts-plain")
+            d = subprocess.run([self.a.tpush, "-H", hosts, "-p", str(self.port), "disconnect"], env=self.env,
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+            print(f"bench: {self.tool} disconnect: exit {d.returncode}: {d.stderr.strip()[-200:]}",
+                  file=sys.stderr, flush=True)
+        if self.masters is not None:
+            end_masters(self.masters)
+        wait_sessions_gone(self.f)
+        self.ccg.remove()
+        if self.cpdir is not None:
+            shutil.rmtree(self.cpdir, ignore_errors=True)
+
+
+def end_masters(pred, timeout: float = 15) -> None:
+    """SIGTERM to every live process `pred` accepts (by PID, re-checked), SIGKILL after
+    `timeout`."""
+    end = time.monotonic() + timeout
+    sig = signal.SIGTERM
+    while True:
+        pids = pids_matching(pred)
+        if not pids:
+            return
+        if time.monotonic() > end:
+            sig = signal.SIGKILL
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+        if sig == signal.SIGKILL and time.monotonic() > end + 5:
+            return
+
+
+def run_repeat(a, n: int, tools: list[str], work: Path, results: list[dict], save, stamp: dict) -> None:
+    """The repeat scenario: `true` run a.repeat_runs times in a row by each tool, on loopback
+    and through the delay relay; tpush --persist and the anchors with ControlPersist keep
+    their sessions between runs."""
+    rt = Path(f"/tmp/tpb-rt-{os.getpid()}")  # XDG_RUNTIME_DIR of the tpush runs
+    rt.mkdir(mode=0o700, exist_ok=True)
+    rt.chmod(0o700)
+    scg = CpuCgroup(f"sshd-repeat-{n}")
+    BenchSshd.subreaper, BenchSshd.cpu_cgroup = True, scg.path
+    try:
+        f = start_farm(work / f"farm-repeat-{n}", n)
+    finally:
+        BenchSshd.subreaper, BenchSshd.cpu_cgroup = False, None
+    relay = None
+    nets = [x for x in a.repeat_nets.split(",") if x]
+    fo_ns = [int(x) for x in a.first_output_n.split(",") if x]
+    try:
+        plan = []
+        if "loopback" in nets:
+            plan.append(("repeat", f.port, 0.0))
+        if "relay" in nets:
+            rport = farmmod.free_port()
+            relay = start_relay(rport, f.port, a.delay_ms / 1000, work / f"relay-repeat-{n}.log")
+            with open(f.known_hosts, "a") as kh:
+                kh.write(farmmod.known_hosts_lines(f.addresses, rport, f.host_key_files))
+            plan.append(("repeat-latency", rport, 2 * a.delay_ms))
+        for scen, port, rtt in plan:
+            for tool in tools:
+                rp = RepeatPass(a, n, scen, tool, f, port, rt, work, scg)
+                try:
+                    for r in range(a.repeat_runs):
+                        res = rp.run(r)
+                        keep_repeat(res, n, scen, r, rtt, stamp, results, save)
+                    if n in fo_ns:
+                        for i in range(a.first_output_samples):
+                            res = rp.first_output(i)
+                            keep_repeat(res, n, scen, i, rtt, stamp, results, save)
+                finally:
+                    rp.end()
+    finally:
+        end_masters(lambda c, d=str(rt) + "/": "--persist-master" in c and d in c)
+        end_masters(lambda c, d=f"/tmp/tpb-cm-{os.getpid()}-": c.startswith("ssh") and d in c)
+        if relay is not None:
+            farmmod.kill_tree(relay.pid, "delayrelay.py", relay)
+        f.stop()
+        scg.remove()
+        shutil.rmtree(rt, ignore_errors=True)
+
+
+def keep_repeat(res: dict, n: int, scen: str, run: int, rtt: float, stamp: dict, results: list[dict], save) -> None:
+    res.update(n=n, scenario=scen, run=run, rtt_ms=rtt,
+               load=float(Path("/proc/loadavg").read_text().split()[0]), **stamp)
+    results.append(res)
+    net = f"{rtt:.0f} ms RTT" if rtt else "loopback"
+    status = "ok" if res["ok"] else "FAIL " + res["note"]
+    if res["kind"] == "first_output":
+        fb = "none" if res["first_byte"] is None else f"{1000 * res['first_byte']:.1f} ms"
+        print(f"bench: N={n} repeat {net} {res['tool']:13} first output {run}: {fb} "
+              f"(wall {res['wall']:.3f}s) {status}", file=sys.stderr, flush=True)
+    else:
+        cg = lambda v: "n/a" if v is None else f"{v:.3f}"
+        print(f"bench: N={n} repeat {net} {res['tool']:13} run {run}: wall {res['wall']:.3f}s "
+              f"cpu {res['cpu']:.3f}s (tool {res['cpu_tool']:.3f} + masters {res['cpu_masters']:.3f}, "
+              f"cgroup {cg(res['client_cg'])}) sshd {res['sshd_cpu']:.3f}s (cgroup {cg(res['sshd_cg'])}) "
+              f"sessions {res['sessions']} {status}", file=sys.stderr, flush=True)
+    save()
+
+
 # --------------------------------------------------------------------------- main
 
 def main(argv=None) -> int:
@@ -517,6 +915,12 @@ def main(argv=None) -> int:
     ap.add_argument("--copy-n", default="64")
     ap.add_argument("--copy-tools", default=",".join(COPY_TOOLS))
     ap.add_argument("--jump-n", default="256")
+    ap.add_argument("--repeat-n", default=None, help="N of the repeat scenario (default: --n)")
+    ap.add_argument("--repeat-runs", type=int, default=10)
+    ap.add_argument("--repeat-tools", default=",".join(REPEAT_TOOLS))
+    ap.add_argument("--repeat-nets", default="loopback,relay")
+    ap.add_argument("--first-output-n", default="64")
+    ap.add_argument("--first-output-samples", type=int, default=5)
     ap.add_argument("--delay-ms", type=float, default=25.0)
     ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(ROOT / "build" / "tpush")))
     ap.add_argument("--workdir", default="/tmp/tpush-bench")
@@ -567,8 +971,12 @@ def main(argv=None) -> int:
     if "jump" in scen:
         for n in (int(x) for x in a.jump_n.split(",") if x):
             run_jump(a, n, tools, work, results, save, stamp)
+    if "repeat" in scen:
+        for n in repeat_ns(a):
+            run_repeat(a, n, [t for t in a.repeat_tools.split(",") if t], work, results, save, stamp)
 
-    all_ns = sorted(set(ns) | (set(lat_ns) if "latency" in scen else set()))
+    all_ns = sorted((set(ns) if {"true", "lines"} & set(scen) else set()) |
+                    (set(lat_ns) if "latency" in scen else set()))
     for n in all_ns:
         fdir = work / f"farm-{n}"
         f = start_farm(fdir, n)
@@ -611,7 +1019,15 @@ def planned_rows(a, ns: list[int], scen: list[str], tools: list[str], lat_ns: li
         rows |= {(int(n), "copy", t) for n in a.copy_n.split(",") if n for t in a.copy_tools.split(",") if t}
     if "jump" in scen:
         rows |= {(int(n), "jump", t) for n in a.jump_n.split(",") if n for t in tools}
+    if "repeat" in scen:
+        nets = a.repeat_nets.split(",")
+        rows |= {(n, s, t) for n in repeat_ns(a) for t in a.repeat_tools.split(",") if t
+                 for s, net in (("repeat", "loopback"), ("repeat-latency", "relay")) if net in nets}
     return rows
+
+
+def repeat_ns(a) -> list[int]:
+    return [int(x) for x in (a.repeat_n or a.n).split(",") if x]
 
 
 def run_copy(a, n: int, tools: list[str], work: Path, results: list[dict], save, stamp: dict) -> None:

@@ -9,7 +9,11 @@ from pathlib import Path
 import sys
 
 TOOL_NAME = {"tpush": "tpush", "tpush-ct60": "tpush --connect-timeout 60", "pdsh": "pdsh -R ssh",
-             "pssh": "parallel-ssh", "clush": "clush", "pscp": "parallel-scp", "scp": "scp fan-out (xargs -P)"}
+             "pssh": "parallel-ssh", "clush": "clush", "pscp": "parallel-scp", "scp": "scp fan-out (xargs -P)",
+             "tpush-persist": "tpush --persist 10m", "pdsh-cp": "pdsh -R ssh, ControlPersist",
+             "pssh-cp": "parallel-ssh, ControlPersist"}
+REPEAT_SCEN = ("repeat", "repeat-latency")
+REPEAT_ORDER = ["tpush", "tpush-persist", "pdsh-cp", "pssh-cp"]
 DEFAULT_FAN = {"tpush": "all", "tpush-ct60": "all", "pdsh": "32", "pssh": "32", "clush": "64", "pscp": "32",
                "scp": "32"}
 SCEN = {"true": "`true`", "lines": "1,000 lines/worker", "latency": "`true`, 50 ms RTT",
@@ -43,7 +47,7 @@ def render(meta: dict, results: list[dict]) -> str:
     measured = {}  # (commit, day) -> tools whose rows were measured then
     for r in results:
         key = (r.get("commit", meta["commit"]), r.get("date", meta["started"])[:10])
-        measured.setdefault(key, set()).add(r["tool"])
+        measured.setdefault(key, set()).add(r["tool"] + (" (repeat)" if r["scenario"] in REPEAT_SCEN else ""))
     if len(measured) <= 1:
         w(f"- commit: {meta['commit']}; {meta['tpush']}")
     else:
@@ -63,6 +67,8 @@ def render(meta: dict, results: list[dict]) -> str:
       "ratio = tpush's median ÷ this row's (on tpush's own row: ÷ the best other tool's best row).\n")
     scen_order = ["true", "lines", "latency", "copy", "jump"]
     targets = []
+    repeat = [r for r in results if r["scenario"] in REPEAT_SCEN]
+    results = [r for r in results if r["scenario"] not in REPEAT_SCEN]
     for (n, scen), rows in sorted(groups(results).items(),
                                   key=lambda kv: (scen_order.index(kv[0][1]) if kv[0][1] in scen_order else 9, kv[0][0])):
         w(f"## N = {n}, {SCEN.get(scen, scen)}\n")
@@ -118,6 +124,8 @@ def render(meta: dict, results: list[dict]) -> str:
         if opens:
             w("Times the source file was opened in one more run at full fan-out (strace -f, open/openat, "
               "untimed): " + ", ".join(f"{TOOL_NAME[t]} {c}" for t, c in opens.items()) + ".\n")
+    if repeat:
+        targets.extend(render_repeat(repeat, w))
     if targets:
         w("## The issue's targets, checked against these medians\n")
         w("| N | scenario | target | measured | met? |")
@@ -129,6 +137,129 @@ def render(meta: dict, results: list[dict]) -> str:
     if notes.exists():
         w(notes.read_text())
     return "\n".join(out) + "\n"
+
+
+def render_repeat(rows, w):
+    """The repeat scenario's tables; returns its target rows."""
+    def net(r):
+        return f"{r['rtt_ms']:.0f} ms RTT" if r.get("rtt_ms") else "loopback"
+
+    def sshd(r):  # cpuacct where there is one: exact; the /proc count reads live sessions in 10 ms ticks
+        return r["sshd_cg"] if r.get("sshd_cg") is not None else r["sshd_cpu"]
+
+    runs, fos = {}, {}
+    for r in rows:
+        key = (r["n"], r.get("rtt_ms") or 0, r["tool"])
+        (fos if r.get("kind") == "first_output" else runs).setdefault(key, []).append(r)
+    nruns = max(len(v) for v in runs.values()) if runs else 0
+    w(f"## Repeat: {nruns} successive `true` runs per tool, full fan-out (N)\n")
+    w("Each tool runs `true` on all N workers again and again. `tpush --persist 10m`: the first run starts a "
+      "persist master that keeps the sessions; runs 2.. are handed to it. The anchors with OpenSSH "
+      "`ControlMaster auto`, `ControlPersist 10m` (one master `ssh` per worker, started by the first run). "
+      "Plain `tpush` connects afresh every run. **Client CPU** = the tool's own process tree (wait4 rusage) + "
+      "the background masters' CPU during the run (each master's CPU-time clock, all threads, plus its "
+      "cutime+cstime, read before and after the run; a master born in the run counts whole); in brackets "
+      "tool + masters. **sshd CPU** = the farm sshd's cpuacct cgroup (cgroup v1; the listener joins it at "
+      "start, so every session, remote command and orphan is in it, alive or reaped; exact to the ns), "
+      "delta over the run, read once nothing but kept sessions at rest is left. The /proc count of the same "
+      "(listener + live descendants, see below) is in the cross-check table. Repeat = median of runs 2.. "
+      "(min–max for wall).\n")
+    w("| N | network | tool | first run: wall s | client CPU s (tool + masters) | sshd CPU s | repeat: wall s | client CPU s (tool + masters) | sshd CPU s | ok |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    stat, check = {}, []
+    f = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
+    for (n, rtt, tool), rs in sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
+                                                                    if kv[0][2] in REPEAT_ORDER else 9)):
+        rs = sorted(rs, key=lambda r: r["run"])
+        first, rep = rs[0], rs[1:]
+        st = {"wall": med([r["wall"] for r in rep]), "cpu": med([r["cpu"] for r in rep]),
+              "sshd": med([sshd(r) for r in rep]), "all_sshd": med([sshd(r) for r in rs]),
+              "ok": sum(1 for r in rs if r["ok"]), "runs": len(rs), "first": first}
+        stat[(n, rtt, tool)] = st
+        ok = f"{st['ok']}/{st['runs']}" + (f" ({'; '.join(sorted({r['note'] for r in rs if r['note']}))})"
+                                           if any(r["note"] for r in rs) else "")
+        wr = f"{f(st['wall'], 3)} ({min(r['wall'] for r in rep):.3f}–{max(r['wall'] for r in rep):.3f})" if rep else "–"
+        w(f"| {n} | {net(first)} | {TOOL_NAME.get(tool, tool)} | {first['wall']:.2f} | {first['cpu']:.3f} "
+          f"({first['cpu_tool']:.3f} + {first['cpu_masters']:.3f}) | {sshd(first):.2f} | {wr} | "
+          f"{f(st['cpu'], 3)} ({f(med([r['cpu_tool'] for r in rep]), 3)} + {f(med([r['cpu_masters'] for r in rep]), 3)}) | "
+          f"{f(st['sshd'], 3)} | {ok} |")
+        check.append((n, first, tool, f"{first['cpu']:.3f} / {f(first.get('client_cg'), 3)}",
+                      f"{first['sshd_cpu']:.3f} / {f(first.get('sshd_cg'), 3)}",
+                      f"{f(st['cpu'], 3)} / {f(med([r.get('client_cg') for r in rep]), 3)}",
+                      f"{f(med([r['sshd_cpu'] for r in rep]), 3)} / {f(med([r.get('sshd_cg') for r in rep]), 3)}"))
+    w("")
+    if any(r.get("client_cg") is not None for rs in runs.values() for r in rs):
+        w("Cross-check, as **/proc count / cpuacct**. Client: the count of the table above (rusage + masters) / "
+          "a cpuacct cgroup the tool joins before exec (its masters are born in it). sshd: the listener's CPU "
+          "plus its reaped children's (utime+stime+cutime+cstime), plus the same for every live descendant "
+          "(kept sessions are read alive; own CPU from each process's CPU-time clock, to the ns), before and "
+          "after the run; the listener is a child subreaper, so what a session leaves behind (tpush's remote "
+          "watchdog outlives the command by a few ms) is reaped inside the tree / the sshd cpuacct cgroup of "
+          "the table above. A live process's cutime+cstime can only be read in whole 10 ms ticks, so for kept "
+          "sessions the count reads each session's ~5 ms per run as 0 or 10 ms (noisy, unbiased) and a first "
+          "run's new sessions ~10 ms low each (biased): hence cpuacct for sshd.\n")
+        w("| N | network | tool | first run: client s | sshd s | repeat (median): client s | sshd s |")
+        w("|---|---|---|---|---|---|---|")
+        for n, first, tool, a, b, c, d in check:
+            w(f"| {n} | {net(first)} | {TOOL_NAME.get(tool, tool)} | {a} | {b} | {c} | {d} |")
+        w("")
+    split = [(k, rs) for k, rs in sorted(runs.items()) if any(r.get("sshd_parts") for r in rs[1:])
+             and k[2] != "tpush"]
+    if split:
+        w("Where a repeat's sshd CPU goes (the /proc count in parts, median of runs 2.., ms per worker): "
+          "sessions = the kept sessions' own CPU (channel open, exec request, relaying output, exit status); "
+          "commands = what they reaped (the remote commands, login shell included; read in 10 ms ticks per "
+          "session, so noisy); left behind = what the subreaper listener reaped: processes that outlived the "
+          "command (tpush's remote watchdog `sh` and its two `tail --pid`); listener = the listener itself.\n")
+        w("| N | network | tool | sessions | commands | left behind | listener | total (/proc) | cpuacct |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        for (n, rtt, tool), rs in sorted(split, key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
+                                                                 if kv[0][2] in REPEAT_ORDER else 9)):
+            rep = sorted(rs, key=lambda r: r["run"])[1:]
+            part = lambda k: 1000 * med([r["sshd_parts"][k] for r in rep if r.get("sshd_parts")]) / n
+            cg = med([r.get("sshd_cg") for r in rep])
+            w(f"| {n} | {net(rep[0])} | {TOOL_NAME.get(tool, tool)} | {part('live_own'):.2f} | "
+              f"{part('live_children'):.2f} | {part('listener_children'):.2f} | {part('listener_own'):.2f} | "
+              f"{1000 * med([r['sshd_cpu'] for r in rep]) / n:.2f} | {'–' if cg is None else f'{1000 * cg / n:.2f}'} |")
+        w("")
+    if fos:
+        w("First output: spawn to the first byte on the tool's stdout (a pipe) of `echo x` on every worker, "
+          "run after the timed runs, i.e. through the kept sessions (plain tpush: a fresh run); median of the "
+          "samples (min–max).\n")
+        w("| N | network | tool | first output ms | 2 RTT ms | wall ms | ok |")
+        w("|---|---|---|---|---|---|---|")
+        for (n, rtt, tool), rs in sorted(fos.items(), key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
+                                                                       if kv[0][2] in REPEAT_ORDER else 9)):
+            fb = [1000 * r["first_byte"] for r in rs if r["first_byte"] is not None]
+            stat[(n, rtt, tool)]["first_output"] = med(fb)
+            two = f"{2 * rtt:.0f}" if rtt else "–"
+            w(f"| {n} | {net(rs[0])} | {TOOL_NAME.get(tool, tool)} | "
+              f"{med(fb):.1f} ({min(fb):.1f}–{max(fb):.1f}) | {two} | {1000 * med([r['wall'] for r in rs]):.1f} | "
+              f"{sum(1 for r in rs if r['ok'])}/{len(rs)} |" if fb else
+              f"| {n} | {net(rs[0])} | {TOOL_NAME.get(tool, tool)} | – | {two} | – | 0/{len(rs)} |")
+        w("")
+    out = []
+    yes = lambda ok: "yes" if ok else "**no**"
+    for (n, rtt, tool), st in sorted(stat.items()):
+        if tool != "tpush-persist" or st["wall"] is None:
+            continue
+        scen = "repeat" + (f", {rtt:.0f} ms RTT" if rtt else "")
+        anchors = [stat[k] for k in stat if k[:2] == (n, rtt) and k[2].endswith("-cp") and stat[k]["wall"] is not None]
+        if n == 256 and not rtt and anchors:
+            best = min(a["wall"] for a in anchors)
+            r = st["wall"] / best
+            out.append((str(n), scen, "repeat wall ≤ 0.25× the anchors' ControlPersist repeat",
+                        f"{st['wall']:.3f} s = {r:.3f}× {best:.3f} s", yes(r <= 0.25)))
+        fresh = stat.get((n, rtt, "tpush"))
+        if fresh and fresh["all_sshd"]:
+            r = st["sshd"] / fresh["all_sshd"]
+            out.append((str(n), scen, "sshd CPU per repeat ≤ 0.1× a fresh run's (plain tpush, median of its runs)",
+                        f"{st['sshd']:.3f} s = {r:.3f}× {fresh['all_sshd']:.2f} s", yes(r <= 0.1)))
+        if rtt and st.get("first_output") is not None:
+            fo = st["first_output"]
+            out.append((str(n), scen, "a repeat's first output within 2 round trips",
+                        f"{fo:.1f} ms vs {2 * rtt:.0f} ms", yes(fo <= 2 * rtt)))
+    return out
 
 
 def check_targets(n, scen, tp, others, stats):
