@@ -25,7 +25,9 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
       out_(out) {
   if (!channel_settings_.pty) {
     group_.emplace();
-    command_ = ssh::with_group_report(command_);
+    // A session a persist master may keep gets the connection's guardian.
+    command_ = ssh::with_group_report(
+        command_, settings.pool ? ssh::HangUpWatch::per_connection : ssh::HangUpWatch::per_command);
   }
   sink_.data = [this](int stream, std::string_view bytes) {
     if (stream == 2) return stderr_data(bytes);

@@ -30,6 +30,27 @@ constexpr const char* kWatchdog =
     "if kill -0 \"$1\" 2>/dev/null && kill -0 \"$2\" 2>/dev/null; then wait; fi; kill -s KILL $w $s 2>/dev/null; "
     "kill -0 \"$2\" 2>/dev/null || { kill -0 \"$1\" 2>/dev/null && kill -s HUP -- \"-$1\"; }";
 
+// The per-connection variant, for sessions a persist master keeps: one
+// guardian per connection instead of a watchdog per command, so a command on a
+// kept session costs the worker no process beyond its own. The guardian ($1:
+// the sshd session process, $2: its directory) waits for the connection to end,
+// then sends HUP to the group of each command registered in the directory that
+// still runs: a file per login shell, named by its pid and holding its
+// /proc/PID/stat line, whose start time (field 22) tells a recycled pid from
+// the shell itself. A group whose leader is gone but whose members are not
+// keeps its pid from being reused, so it gets HUP too (the guardian itself is
+// in the group of the command that started it: it ignores HUP, as it ignores
+// the INT and TERM tpush sends to that group). Without GNU tail the
+// wait ends at once with the connection still there: it leaves, and the next
+// command starts another.
+constexpr const char* kGuardian =
+    "trap '' INT TERM HUP; tail --pid=\"$1\" -f /dev/null 2>/dev/null; "
+    "if kill -0 \"$1\" 2>/dev/null; then rm -rf \"$2\"; exit 0; fi; "
+    "start() { sed 's/.*) //' \"$1\" 2>/dev/null | cut -d' ' -f20; }; "
+    "for f in \"$2\"/*; do p=${f##*/}; case $p in ''|*[!0-9]*|0|1) continue;; esac; "
+    "if [ -e \"/proc/$p\" ]; then [ \"$(start \"/proc/$p/stat\")\" = \"$(start \"$f\")\" ] || continue; fi; "
+    "kill -s HUP -- \"-$p\" 2>/dev/null; done; rm -rf \"$2\"";
+
 bool is_digits(std::string_view s) {
   for (char c : s)
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
@@ -60,10 +81,31 @@ const std::string& group_tag() {
 // child that had not yet set its own traps died of the first Ctrl-C's INT to the
 // group, under load); the shell takes its defaults back before it reports its
 // group, so what tpush sends to the group after that reaches the command.
-std::string with_group_report(const std::string& command) {
-  return "trap '' INT TERM; sh -c " + util::shell_quote(kWatchdog) + " " + helper_marker +
-         " \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 & trap - INT TERM; printf '%s%s\\n' " +
-         util::shell_quote(group_tag()) + " \"$$\" >&2\n" + command;
+std::string with_group_report(const std::string& command, HangUpWatch watch) {
+  const std::string watchdog =
+      "sh -c " + util::shell_quote(kWatchdog) + " " + helper_marker + " \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 &";
+  std::string prologue = "trap '' INT TERM; ";
+  if (watch == HangUpWatch::per_command) {
+    prologue += watchdog + " ";
+  } else {
+    // The connection's guardian if it runs, else a new one in a directory of
+    // ours (never one another user made); failing that, the command's own
+    // watchdog. Then the shell registers itself, with builtins only.
+    // The shell variables are unset again: the command sees none of them.
+    prologue += "tpush_d=${XDG_RUNTIME_DIR:-/tmp}/tpush-guard-$PPID; "
+                "if [ -O \"$tpush_d\" ] && read -r tpush_g < \"$tpush_d/pid\" && kill -0 \"$tpush_g\"; then :; "
+                "elif mkdir -m 700 \"$tpush_d\" || [ -O \"$tpush_d\" ]; then sh -c " +
+                util::shell_quote(kGuardian) + " " + helper_marker +
+                " \"$PPID\" \"$tpush_d\" </dev/null >/dev/null 2>&1 & echo \"$!\" > \"$tpush_d/pid\"; "
+                "else tpush_d=; " +
+                watchdog +
+                " fi 2>/dev/null; "
+                "if [ -n \"$tpush_d\" ]; then read -r tpush_s < \"/proc/$$/stat\"; "
+                "printf '%s\\n' \"$tpush_s\" > \"$tpush_d/$$\"; fi 2>/dev/null; "
+                "unset tpush_d tpush_g tpush_s; ";
+  }
+  return prologue + "trap - INT TERM; printf '%s%s\\n' " + util::shell_quote(group_tag()) + " \"$$\" >&2\n" +
+         command;
 }
 
 std::string group_signal_command(long pgid, const std::string& signal) {

@@ -20,7 +20,7 @@ from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed
 from farm import cmdline, marked_processes
 from test_auth import converted_key, run_on_pty, whoami_cmd
 from test_jump import trust
-from test_stop import remote_left, start_sleeping, unique_sleep
+from test_stop import remote_left, start_sleeping, unique_sleep, wait_gone
 
 
 def masters(run_dir: Path) -> list[int]:
@@ -145,15 +145,18 @@ def test_a_killed_client_stops_its_run_and_the_master_goes_on(farm, tpush, penv,
 
 
 def test_a_master_that_dies_mid_run(farm, tpush, penv, run_dir):
-    """The client says the master ended and exits 255; the next run starts a new master."""
+    """The client says the master ended and exits 255; on each worker the connection's
+    guardian hangs up the command it left running; the next run starts a new master."""
     hosts = farm.hosts[:4]
     tpush(*host_args(hosts), "true", env=penv)
     [master] = masters(run_dir)
-    st = start_sleeping(tpush, hosts, unique_sleep(), env=penv)
+    sleep = unique_sleep()
+    st = start_sleeping(tpush, hosts, sleep, env=penv)
     os.kill(master, signal.SIGKILL)
     r = st.finish(timeout=20)
     assert r.returncode == 255, str(r)
     assert f"the persist master (pid {master}) ended during the run" in r.err, str(r)
+    assert wait_gone(sleep, 10) == []
     r = tpush(*host_args(hosts), "echo again", env=penv)
     assert r.returncode == 0, str(r)
     [new] = masters(run_dir)
@@ -393,16 +396,20 @@ def test_jump_host_runs_through_the_master_connect_each_time(farm, tpush, home, 
     assert bastion.counts()["sessions"] == 2
 
 
-def test_kept_sessions_gather_no_helpers(farm, tpush, penv):
-    """Each command's hang-up watchdog ends with the command, not with the session: five
-    runs on kept sessions leave no helper process behind on the workers."""
+def test_kept_sessions_gather_no_helpers(farm, tpush, penv, run_dir):
+    """A kept session has one hang-up guardian, however many commands ran on it, and
+    it ends with the session."""
     hosts = farm.hosts[:3]
+    guardians = lambda: [p for p in marked_processes(farm.sshd.marker)
+                         if "__tpush_helper__" in cmdline(p) and "tpush-guard-" in cmdline(p)]
     for _ in range(5):
         r = tpush(*host_args(hosts), "true", env=penv)
         assert r.returncode == 0, str(r)
-    helpers = lambda: [p for p in marked_processes(farm.sshd.marker) if "__tpush_helper__" in cmdline(p)]
-    wait_until(lambda: helpers() == [], 10, "the watchdogs to end")
+    assert len(guardians()) == 3, [cmdline(p) for p in guardians()]
     assert len(farm.sshd.sessions()) == 3  # the sessions themselves are still there
+    r = tpush("disconnect", *host_args(hosts), env=penv)
+    assert r.returncode == 0, str(r)
+    wait_until(lambda: guardians() == [], 10, "the guardians to end with their sessions")
 
 
 def test_the_default_keeps_sessions_for_runs_typed_at_a_terminal(farm, tpush, run_dir):

@@ -2,6 +2,9 @@
 // (checked with the real dash and bash) and the tag line taken out of stderr.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <random>
 #include <string>
 #include <string_view>
@@ -91,4 +94,50 @@ TEST_CASE("remote group: the prologue runs the command unchanged in dash and bas
 
 TEST_CASE("remote group: the stop command signals the group") {
   CHECK(tpush::ssh::group_signal_command(123, "INT") == "kill -s INT -- -123 2>/dev/null");
+}
+
+namespace {
+
+// Runs `script` in `shell` as a kept session's login shell would (in a session
+// of its own), under an outer sh that stands for the sshd session process (the
+// guardian watches it).
+std::string under_connection(const tpush::test::TempDir& dir, const char* shell, const std::string& script,
+                             const std::string& after = "") {
+  const std::string prologue = tpush::ssh::with_group_report(script, tpush::ssh::HangUpWatch::per_connection);
+  return "XDG_RUNTIME_DIR=" + dir.path().string() + " /bin/sh -c " +
+         tpush::util::shell_quote("setsid " + std::string(shell) + " -c \"$1\" " + after + "; s=$?; exit $s") + " sh " +
+         tpush::util::shell_quote(prologue) + " 2>&1";
+}
+
+}  // namespace
+
+TEST_CASE("remote group: a kept session's prologue runs the command unchanged and leaves no variable") {
+  const tpush::test::TempDir dir;  // XDG_RUNTIME_DIR: the guardians' directories
+  const std::string command = "echo out; echo \"[$tpush_d$tpush_g$tpush_s]\" >&2; exit 3";
+  for (const char* shell : {"/bin/dash", "/bin/bash"}) {
+    CAPTURE(shell);
+    auto r = run_shell(under_connection(dir, shell, command));
+    CHECK(r.status == 3);
+    GroupReport g;
+    CHECK(filtered(r.out, 7, g) == "out\n[]\n");
+    REQUIRE(g.pgid());
+    CHECK(*g.pgid() > 1);
+  }
+}
+
+TEST_CASE("remote group: the guardian hangs up a command whose connection ended, and cleans up") {
+  const tpush::test::TempDir dir;  // XDG_RUNTIME_DIR: the guardians' directories
+  for (const char* shell : {"/bin/dash", "/bin/bash"}) {
+    CAPTURE(shell);
+    // The connection (outer sh) ends once the command has registered; the command
+    // would print "survived" after 30 s if the hang-up never came. run_shell
+    // returns when the last holder of the output pipe is gone.
+    auto r = run_shell(under_connection(
+        dir, shell, "sleep 30; echo survived",
+        "& while [ ! -e \"$XDG_RUNTIME_DIR/tpush-guard-$$/$!\" ]; do sleep 0.02; done; exit 0 #"));
+    CHECK(r.out.find("survived") == std::string::npos);
+    // The guardian removes its directory as it leaves.
+    for (int i = 0; i < 200 && !std::filesystem::is_empty(dir.path()); ++i) ::usleep(50'000);
+    CHECK(std::filesystem::is_empty(dir.path()));
+  }
 }

@@ -9,7 +9,8 @@
 //     shell) that sends HUP to the group if the connection ends while the
 //     command still runs, as a pty's hang-up does, and ends with the command.
 //     The watchdog carries the helper marker, so `tpush kill`/`ps` never list
-//     it, and is forked with INT and TERM ignored;
+//     it, and is forked with INT and TERM ignored. On a session a persist master
+//     keeps, one guardian per connection does this for every command instead;
 //   - it prints a tag line with the shell's pid on stderr (GroupReport strips it
 //     and keeps the pid), so an interrupt can be sent as `kill -s SIG -- -PGID`
 //     over a second channel of the same session.
@@ -32,8 +33,13 @@ inline constexpr const char* helper_marker = "__tpush_helper__";
 // process, so no command's output is taken for it. The pid and "\n" follow.
 const std::string& group_tag();
 
+// Who notices a connection lost mid-command: a watchdog of the command's own
+// that ends with it, or one guardian per connection, for sessions kept between
+// runs (--persist), where later commands then start no helper at all.
+enum class HangUpWatch { per_command, per_connection };
+
 // `command` behind the prologue; the result is what the login shell runs.
-std::string with_group_report(const std::string& command);
+std::string with_group_report(const std::string& command, HangUpWatch watch = HangUpWatch::per_command);
 
 // The command for a second channel that sends `signal` ("INT", "TERM") to the group.
 std::string group_signal_command(long pgid, const std::string& signal);
