@@ -8,6 +8,7 @@ one directory:
 
     DIR/sshd_config, DIR/ssh_host_*_key   the server and its own host keys
     DIR/sshd.pid, DIR/sshd.log            PidFile and -E log
+    DIR/run/                              the sessions' XDG_RUNTIME_DIR
     DIR/home/.ssh/                        a fake HOME for the client:
         id_ed25519                        default key (authorized)
         test_ecdsa, test_rsa              extra keys, authorized, not default names
@@ -287,8 +288,13 @@ class Sshd:
             if not path.exists():
                 keygen(path, ["-t", t], f"tpush-farm-host-{t}")
 
+    @property
+    def runtime_dir(self) -> Path:
+        return self.dir / "run"
+
     def write_config(self) -> None:
         import getpass
+        self.runtime_dir.mkdir(mode=0o700, exist_ok=True)
         user = getpass.getuser()
         lines = [
             f"ListenAddress {self.listen}:{self.port}",
@@ -314,7 +320,9 @@ class Sshd:
             "PrintLastLog no",
             "X11Forwarding no",
             "PermitUserEnvironment no",
-            f"SetEnv SHLVL=1 {self.marker}",  # SHLVL: Debian bash skips root's (pyenv) .bashrc
+            # SHLVL: Debian bash skips root's (pyenv) .bashrc. XDG_RUNTIME_DIR: the hang-up
+            # guardians of kept sessions keep their directories in the farm's, not in /tmp.
+            f"SetEnv SHLVL=1 {self.marker} XDG_RUNTIME_DIR={self.runtime_dir}",
             "Subsystem sftp internal-sftp",
             "LogLevel VERBOSE",
         ]

@@ -102,10 +102,10 @@ namespace {
 // of its own), under an outer sh that stands for the sshd session process (the
 // guardian watches it).
 std::string under_connection(const tpush::test::TempDir& dir, const char* shell, const std::string& script,
-                             const std::string& after = "") {
+                             const std::string& after = "", const std::string& before = "") {
   const std::string prologue = tpush::ssh::with_group_report(script, tpush::ssh::HangUpWatch::per_connection);
   return "XDG_RUNTIME_DIR=" + dir.path().string() + " /bin/sh -c " +
-         tpush::util::shell_quote("setsid " + std::string(shell) + " -c \"$1\" " + after + "; s=$?; exit $s") + " sh " +
+         tpush::util::shell_quote(before + "setsid " + std::string(shell) + " -c \"$1\" " + after + "; s=$?; exit $s") + " sh " +
          tpush::util::shell_quote(prologue) + " 2>&1";
 }
 
@@ -140,4 +140,24 @@ TEST_CASE("remote group: the guardian hangs up a command whose connection ended,
     for (int i = 0; i < 200 && !std::filesystem::is_empty(dir.path()); ++i) ::usleep(50'000);
     CHECK(std::filesystem::is_empty(dir.path()));
   }
+}
+
+TEST_CASE("remote group: a guard directory that is not the user's is never used") {
+  const tpush::test::TempDir dir;  // XDG_RUNTIME_DIR
+  // Someone else's directory where the connection's would be: root's `/` for a
+  // normal user; for root, one given to nobody. The command still runs, with
+  // its own watchdog, and writes nothing there.
+  const std::string foreign = (dir / "foreign").string();
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    std::filesystem::create_directory(foreign);
+    REQUIRE(::chown(foreign.c_str(), 65534, 65534) == 0);
+  }
+  const std::string place = "ln -s " + std::string(root ? foreign : "/") + " \"$XDG_RUNTIME_DIR/tpush-guard-$$\"; ";
+  auto r = run_shell(under_connection(dir, "/bin/dash", "echo ran", "", place));
+  CHECK(r.status == 0);
+  GroupReport g;
+  CHECK(filtered(r.out, 5, g) == "ran\n");
+  CHECK(g.pgid());
+  if (root) CHECK(std::filesystem::is_empty(foreign));
 }
