@@ -151,9 +151,12 @@ def memory_cgroup_base() -> Path | None:
     return cgroup_base("memory", "memory.max_usage_in_bytes")
 
 
-class MemCgroup:
-    def __init__(self, tag: str):
-        base = memory_cgroup_base()
+class BenchCgroup:
+    """A cgroup v1 group of `controller` made for one measurement (none where the
+    controller is not mounted); a child process joins it through join_fn()."""
+
+    def __init__(self, controller: str, probe: str, tag: str):
+        base = cgroup_base(controller, probe)
         self.path = None
         if base is not None:
             p = base / f"tpush-bench-{os.getpid()}-{tag}"
@@ -172,20 +175,29 @@ class MemCgroup:
             os.setsid()
         return fn
 
+    def remove(self, timeout: float = 10) -> None:
+        if self.path is None:
+            return
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.05)
+        print(f"bench: cgroup {self.path} not removed (processes left in it)", file=sys.stderr)
+
+
+class MemCgroup(BenchCgroup):
+    def __init__(self, tag: str):
+        super().__init__("memory", "memory.max_usage_in_bytes", tag)
+
     def peak(self) -> int | None:
         if self.path is None:
             return None
         return int((self.path / "memory.max_usage_in_bytes").read_text())
-
-    def remove(self) -> None:
-        if self.path is None:
-            return
-        for _ in range(100):
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.05)
 
 
 # --------------------------------------------------------------------------- tools
@@ -545,46 +557,15 @@ REPEAT_TOOLS = ("tpush", "tpush-persist", "pdsh-cp", "pssh-cp")
 REPEAT_BASE = {"tpush": "tpush", "tpush-persist": "tpush", "pdsh-cp": "pdsh", "pssh-cp": "pssh"}
 
 
-class CpuCgroup:
+class CpuCgroup(BenchCgroup):
     """A cgroup v1 cpuacct group: cpuacct.usage is the CPU time (user+sys) of every process
     that ran in it, live or exited, whoever reaped it.  A cross-check of the /proc counts."""
 
     def __init__(self, tag: str):
-        base = cgroup_base("cpuacct", "cpuacct.usage")
-        self.path = None
-        if base is not None:
-            p = base / f"tpush-bench-{os.getpid()}-{tag}"
-            try:
-                p.mkdir()
-                self.path = p
-            except OSError:
-                self.path = None
+        super().__init__("cpuacct", "cpuacct.usage", tag)
 
     def usage(self) -> float | None:
         return None if self.path is None else int((self.path / "cpuacct.usage").read_text()) / 1e9
-
-    def join_fn(self):
-        path = self.path
-
-        def fn():
-            if path is not None:
-                (path / "cgroup.procs").write_text(str(os.getpid()))
-            os.setsid()
-        return fn
-
-    def remove(self, timeout: float = 10) -> None:
-        if self.path is None:
-            return
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.05)
-        print(f"bench: cgroup {self.path} not removed (processes left in it)", file=sys.stderr)
 
 
 def proc_cpu_parts(pid: int) -> tuple[float, float] | None:

@@ -396,7 +396,7 @@ def test_jump_host_runs_through_the_master_connect_each_time(farm, tpush, home, 
     assert bastion.counts()["sessions"] == 2
 
 
-def test_kept_sessions_gather_no_helpers(farm, tpush, penv, run_dir):
+def test_kept_sessions_gather_no_helpers(farm, tpush, penv):
     """A kept session has one hang-up guardian, however many commands ran on it, and
     it ends with the session."""
     hosts = farm.hosts[:3]
