@@ -37,7 +37,7 @@ TEST_CASE("cp: ~ is the login directory, which SFTP paths are relative to") {
   CHECK(upload_root("f.txt", "~/job/", true) == "job/f.txt");
 }
 
-TEST_CASE("cp -r: trees are planned parents first; directories need -r") {
+TEST_CASE("cp -r: trees are planned parents first, directories need -r") {
   const fs::path root = fs::temp_directory_path() / ("tpush-plan-" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root / "src" / "a" / "b");

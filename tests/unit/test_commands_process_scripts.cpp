@@ -144,7 +144,7 @@ TEST_CASE("detach_command: a log that cannot be created fails before starting an
   CHECK(r.out.find("started pid") == std::string::npos);
 }
 
-TEST_CASE("kill: TERM, report, exit 0; the helper never matches itself") {
+TEST_CASE("kill: TERM, report, exit 0, the helper never matches itself") {
   TempDir dir;
   const std::string marker = unique("kill");
   Job job;

@@ -557,7 +557,7 @@ TEST_CASE("host list: @group, @source:group, @*") {
   CHECK(expand_error("@rack1").find("no groups file is set up") != std::string::npos);
 }
 
-TEST_CASE("host list: groups name groups; cycles and bad definitions are errors") {
+TEST_CASE("host list: groups name groups, cycles and bad definitions are errors") {
   const HostGroups cyclic("a: n1,@b\nb: @c\nc: n2,@a\nok: n3\nbad: n[3-1]\nuses-bad: @bad\n", "cyc");
   const HostListOptions g{&cyclic, {}};
   CHECK(expand_names("@ok", g) == Names{"n3"});

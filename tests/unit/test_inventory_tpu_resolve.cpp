@@ -109,7 +109,7 @@ TEST_CASE("resolve: 64 workers and multi-NIC TPUs") {
   CHECK(m.origins[3].internal_ip == "10.130.0.5");
 }
 
-TEST_CASE("resolve: --worker selections keep gcloud's numbering; bad ones are usage errors") {
+TEST_CASE("resolve: --worker selections keep gcloud's numbering, bad ones are usage errors") {
   tpush::test::FakeGcloud fake;
   auto q = query(fake, {"v4-32"});
   q.worker_selection = "1,3";
@@ -191,7 +191,7 @@ TEST_CASE("resolve: zone and project precedence") {
   }
 }
 
-TEST_CASE("resolve: several zones are tried in order; not found lists the zones tried") {
+TEST_CASE("resolve: several zones are tried in order, not found lists the zones tried") {
   tpush::test::FakeGcloud fake;
   auto q = query(fake, {"v4-32"});
   q.zone = "europe-west4-a,us-central2-b";
@@ -256,7 +256,7 @@ TEST_CASE("resolve: state classes") {
   CHECK(has(msg, "create it again"));
 }
 
-TEST_CASE("resolve: a changed address is seen after --refresh; a TPU gone bad leaves the cache") {
+TEST_CASE("resolve: a changed address is seen after --refresh, a TPU gone bad leaves the cache") {
   tpush::test::FakeGcloud fake;
   auto path = fake.fixtures() / "describe/tpush-test/us-central2-b/v4-32.json";
   std::string original = fake.read(path);

@@ -17,7 +17,7 @@ const std::string kRule = "---------------\n";
 
 }  // namespace
 
-TEST_CASE("gather_output: identical outputs are one group; silent workers are listed") {
+TEST_CASE("gather_output: identical outputs are one group, silent workers are listed") {
   tpush::test::MemFile out, err;
   {
     Writer writer(out.fd(), err.fd());

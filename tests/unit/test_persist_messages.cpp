@@ -28,7 +28,7 @@ struct Pair {
 
 }  // namespace
 
-TEST_CASE("persist messages: fields keep empty ones, bytes and order; boundaries hold") {
+TEST_CASE("persist messages: fields keep empty ones, bytes and order, boundaries hold") {
   Pair p;
   REQUIRE(send_message(p.a, {"run", "", "a b\tc", std::string("x\xff", 2)}));
   REQUIRE(send_message(p.a, {"exit", "130"}));

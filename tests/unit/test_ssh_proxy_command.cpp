@@ -7,7 +7,7 @@
 
 using tpush::ssh::ProxyCommand;
 
-TEST_CASE("proxy command: plain words run directly; shell syntax goes to $SHELL -c 'exec ...'") {
+TEST_CASE("proxy command: plain words run directly, shell syntax goes to $SHELL -c 'exec ...'") {
   CHECK(ProxyCommand::from_line("nc -q0 10.0.0.2 22").argv == std::vector<std::string>{"nc", "-q0", "10.0.0.2", "22"});
   ::setenv("SHELL", "/bin/bash", 1);
   for (const char* line : {"ssh -W '[10.0.0.2]:22' b", "nc $H 22", "a | b", "a > /dev/null", "exec nc h p; x"}) {

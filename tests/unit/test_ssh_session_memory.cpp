@@ -29,7 +29,7 @@ std::size_t resident_pages(const void* p, std::size_t size) {
 
 }  // namespace
 
-TEST_CASE("zero pages of a big block go back to the kernel; its bytes do not change") {
+TEST_CASE("zero pages of a big block go back to the kernel, its bytes do not change") {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t size = 80 * 1024;  // like libssh2's session struct
   auto* p = static_cast<unsigned char*>(sm::allocate(size, nullptr));
@@ -70,7 +70,7 @@ TEST_CASE("pages of a fresh big block that nobody wrote stay out of memory, also
   sm::release(p, nullptr);
 }
 
-TEST_CASE("small blocks are malloc's and have nothing to drop; realloc keeps contents across sizes") {
+TEST_CASE("small blocks are malloc's and have nothing to drop, realloc keeps contents across sizes") {
   auto* small = static_cast<char*>(sm::allocate(100, nullptr));
   REQUIRE(small);
   std::memset(small, 0, 100);

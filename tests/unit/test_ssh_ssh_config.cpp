@@ -45,7 +45,7 @@ HostQuery query(std::string host) { return HostQuery{std::move(host), {}, {}}; }
 
 }  // namespace
 
-TEST_CASE("ssh_config: each value says where it came from; unset stays unset") {
+TEST_CASE("ssh_config: each value says where it came from, unset stays unset") {
   Home h;
   const SshConfig config = h.load(
       "Host web1\n"
