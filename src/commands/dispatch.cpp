@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <cstdio>
 #include <unistd.h>
 
@@ -33,6 +34,12 @@ void setup_logging(int verbose) {
   spdlog::set_default_logger(logger);
 }
 
+bool stdin_is_dev_null() {
+  struct stat in {}, null {};
+  return fstat(STDIN_FILENO, &in) == 0 && S_ISCHR(in.st_mode) && stat("/dev/null", &null) == 0 &&
+         in.st_rdev == null.st_rdev;
+}
+
 }  // namespace
 
 int dispatch(int argc, const char* const* argv, const fanout::RunHost* host) {
@@ -56,8 +63,10 @@ int dispatch(int argc, const char* const* argv, const fanout::RunHost* host) {
   if (o.detach) plan.command = detach_command(plan.command, o.log_file);
   plan.setup = {resolve_env(o.env), o.cd};
   plan.tty = o.tty;
-  // Like ssh: a pipe or file on stdin goes to every worker; a terminal does not.
-  plan.forward_stdin = !o.no_stdin && !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) != -1;
+  // Like ssh: a pipe or file on stdin goes to every worker; a terminal does
+  // not. /dev/null would only be EOF, which every command gets anyway.
+  plan.forward_stdin = !o.no_stdin && !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) != -1 &&
+                       !stdin_is_dev_null();
   plan.signal_fd = signals.fd();
   plan.refresh = tpu_refresher(o, targets, signals.fd());
   return run_on_workers(o, std::move(targets.workers), plan);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "tpush/ssh/session_wait.h"
 
 namespace tpush::fanout {
@@ -14,6 +16,12 @@ bool ended(const ssh::ExecChannel& c) {
   return c.phase() == ssh::ExecChannel::Phase::done || c.phase() == ssh::ExecChannel::Phase::failed;
 }
 
+int signal_number(const std::string& name) {
+  if (name == "INT") return 2;
+  if (name == "TERM") return 15;
+  return 0;
+}
+
 }  // namespace
 
 CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
@@ -21,7 +29,9 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
                        OutputSink& out)
     : SessionJob(index, std::move(endpoint), settings, deadlines),
       command_(std::move(command)),
+      raw_command_(command_),
       channel_settings_(channel_settings),
+      want_shell_(settings.pool && !channel_settings.pty && !channel_settings.input),
       out_(out) {
   if (!channel_settings_.pty) {
     group_.emplace();
@@ -45,7 +55,44 @@ void CommandJob::stderr_data(std::string_view bytes) {
 }
 
 void CommandJob::start_work(LIBSSH2_SESSION* session) {
+  ssh::KeptShell* shell = kept_shell();
+  if (want_shell_ && shell && shell->ready() && shell->run(raw_command_, ssh::group_tag())) {
+    via_shell_ = true;
+    return;
+  }
   channel_ = std::make_unique<ssh::ExecChannel>(session, command_, channel_settings_);
+}
+
+void CommandJob::start_shell() {
+  if (!want_shell_ || shell_started_ || !may_keep_session() || timing_out_ || !stops_.empty()) return;
+  if (const ssh::KeptShell* shell = kept_shell(); shell && (!shell->ended() || shell->unavailable())) return;
+  if (channel_opening()) return;
+  shell_started_ = true;
+  set_kept_shell(std::make_unique<ssh::KeptShell>(session()));
+  kept_shell()->advance(kDiscard);
+}
+
+bool CommandJob::channel_opening() const {
+  const auto opening = [](const ssh::ExecChannel& c) { return c.phase() == ssh::ExecChannel::Phase::open; };
+  if (channel_ && opening(*channel_)) return true;
+  if (kept_shell() && kept_shell()->opening()) return true;
+  for (const auto& stop : stops_)
+    if (opening(*stop)) return true;
+  return false;
+}
+
+bool CommandJob::shell_settling() const {
+  const ssh::KeptShell* shell = kept_shell();
+  if (!shell) return false;
+  // A shell this job started is waited for until it is ready (or cannot be):
+  // the next run then surely finds it so.
+  if (shell_started_ && shell->alive() && !shell->ready()) return true;
+  return shell->opening() || (!shell->alive() && !shell->ended());
+}
+
+bool CommandJob::carrier_paused() const {
+  if (via_shell_) return kept_shell()->paused();
+  return channel_ && channel_->paused();
 }
 
 bool CommandJob::stops_pending() const {
@@ -55,7 +102,7 @@ bool CommandJob::stops_pending() const {
 }
 
 util::Wait CommandJob::work_wait() const {
-  if (channel_->paused() && !stops_pending()) return util::Wait::none;
+  if (carrier_paused() && !stops_pending()) return util::Wait::none;
   // Data may arrive at any time while streaming; write interest only while
   // libssh2 has a packet half-sent.
   return ssh::sending(session()) ? util::Wait::read_write : util::Wait::read;
@@ -63,11 +110,44 @@ util::Wait CommandJob::work_wait() const {
 
 void CommandJob::advance_work() {
   for (auto& stop : stops_) stop->advance(kDiscard);
-  channel_->advance(sink_);
-  if (ended(*channel_)) return finish_from_channel();
+  ssh::KeptShell* shell = kept_shell();
+  if (shell) shell->advance(via_shell_ ? sink_ : kDiscard);
+  if (via_shell_ && shell->run_end()) {
+    const auto& end = *shell->run_end();
+    // A login file changed since the shell started (declined), or the shell
+    // ended while kept, its session still up: this command runs as a new login
+    // would, on an exec channel, and a new shell starts for the next.
+    const bool gone_while_kept =
+        end.kind == ssh::KeptShell::RunEnd::Kind::failed && !end.hung_up && !shell->command_sent();
+    if (end.kind != ssh::KeptShell::RunEnd::Kind::declined && !gone_while_kept) return finish_from_shell(end);
+    spdlog::debug("worker {}: command not run in the kept shell: {}", index_,
+                  end.error.empty() ? "a login file changed" : end.error);
+    via_shell_ = false;
+    channel_ = std::make_unique<ssh::ExecChannel>(session(), command_, channel_settings_);
+  }
+  if (channel_) channel_->advance(sink_);
+  start_shell();
+  if (!channel_opening())
+    for (const auto& signal : std::exchange(queued_signals_, {})) signal_group(signal);
+  if (channel_ && ended(*channel_) && !shell_settling()) return finish_from_channel();
   // -u: the group has its TERM; the connection can go (the watchdog sends HUP
   // to whatever is left).
   if (timing_out_ && !stops_pending()) finish(Outcome::timed_out, timed_out_reason());
+}
+
+void CommandJob::finish_from_shell(const ssh::KeptShell::RunEnd& end) {
+  if (timing_out_) return finish(Outcome::timed_out, timed_out_reason());
+  if (end.kind == ssh::KeptShell::RunEnd::Kind::failed) {
+    if (restart_on_fresh_session()) return;
+    if (end.hung_up) return finish(Outcome::lost, lost_reason(end.error));
+    return finish(Outcome::failed, end.error);
+  }
+  // bash reports a job killed by signal N as 128 + N; when tpush sent N to
+  // the group, it is reported as an exec channel's exit signal would be.
+  for (const auto& signal : signals_sent_)
+    if (end.status == 128 + signal_number(signal))
+      return finish(Outcome::failed, "killed by SIG" + signal, -1, signal);
+  finish(end.status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(end.status), end.status);
 }
 
 void CommandJob::finish_from_channel() {
@@ -86,11 +166,12 @@ void CommandJob::finish_from_channel() {
 
 bool CommandJob::signal_group(const std::string& signal) {
   if (!group_) return false;
-  if (!group_->settled()) {
+  if (!group_->settled() || channel_opening()) {
     queued_signals_.push_back(signal);
     return true;
   }
   if (!group_->pgid()) return false;
+  signals_sent_.push_back(signal);
   stops_.push_back(std::make_unique<ssh::ExecChannel>(
       session(), ssh::group_signal_command(*group_->pgid(), signal), ssh::ExecChannel::Settings{}));
   stops_.back()->advance(kDiscard);
@@ -105,6 +186,7 @@ bool CommandJob::before_timeout() {
     timing_out_ = true;
     return true;
   }
+  if (!channel_) return false;  // the kept shell's command, before its group is known: the hang-up
   channel_->send_signal("TERM");
   channel_->advance(sink_);
   return false;
@@ -112,11 +194,12 @@ bool CommandJob::before_timeout() {
 
 void CommandJob::forward_interrupt() {
   if (finished()) return;
-  if (!channel_) return interrupt();  // still connecting: its command must not start now
+  if (!channel_ && !via_shell_) return interrupt();  // still connecting: its command must not start now
   // Before the group's tag has come, also a signal request: it reaches a
-  // non-root login's command even if the tag never comes.
+  // non-root login's command even if the tag never comes. (A kept shell's
+  // command reports its group at once.)
   const bool known = group_ && group_->pgid();
-  if (!known) channel_->interrupt_remote();
+  if (!known && channel_) channel_->interrupt_remote();
   if (!channel_settings_.pty) signal_group("INT");
   advance(Clock::now());
 }
@@ -127,29 +210,41 @@ std::optional<std::uint64_t> CommandJob::input_offset() const {
 }
 
 bool CommandJob::work_clean() const {
-  if (!channel_ || channel_->phase() != ssh::ExecChannel::Phase::done || timing_out_) return false;
+  if (timing_out_ || shell_settling()) return false;
+  if (via_shell_) {
+    const auto& end = kept_shell()->run_end();
+    if (!end || end->kind != ssh::KeptShell::RunEnd::Kind::exited) return false;
+  } else if (!channel_ || channel_->phase() != ssh::ExecChannel::Phase::done) {
+    return false;
+  }
   for (const auto& stop : stops_)
     if (stop->phase() != ssh::ExecChannel::Phase::done) return false;
   return true;
 }
 
-bool CommandJob::work_asked_nothing() const { return channel_ && !channel_->command_sent() && stops_.empty(); }
+bool CommandJob::work_asked_nothing() const {
+  if (!stops_.empty()) return false;
+  if (via_shell_) return !kept_shell()->command_sent();
+  return channel_ && !channel_->command_sent();
+}
 
 void CommandJob::reset_work() {
-  channel_->release();
+  if (channel_) channel_->release();
   channel_.reset();
+  via_shell_ = false;
+  shell_started_ = false;
 }
 
 void CommandJob::release_work() {
   for (auto& stop : stops_)
     if (stop->phase() != ssh::ExecChannel::Phase::done) stop->release();
-  if (!channel_) return;
+  if (!channel_ && !via_shell_) return;
   if (group_) {  // a line that looked like the start of the tag, then the command ended
     const std::string held = group_->flush();
     if (!held.empty()) out_.data(index_, Stream::err, held);
   }
   out_.end(index_);  // the last line without a newline, if any
-  if (channel_->phase() != ssh::ExecChannel::Phase::done) channel_->release();
+  if (channel_ && channel_->phase() != ssh::ExecChannel::Phase::done) channel_->release();
 }
 
 }  // namespace tpush::fanout

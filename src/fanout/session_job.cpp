@@ -24,14 +24,15 @@ void SessionJob::take_kept_session(const ssh::Endpoint& endpoint, const ssh::Con
   pool_key_ = ssh::SessionPool::key_of(endpoint);
   if (pool_key_.empty()) return;
   auto kept = pool_->take(pool_key_);
-  if (!kept) return;
-  if (!kept->resume(endpoint, settings)) {
+  if (!kept.connection) return;
+  if (!kept.connection->resume(endpoint, settings)) {
     // The host key the session was opened with is not accepted now (known_hosts
     // changed): a fresh connection says so in the usual words.
-    spdlog::debug("{}: kept session not used: {}", pool_key_, kept->failure_reason());
+    spdlog::debug("{}: kept session not used: {}", pool_key_, kept.connection->failure_reason());
     return;
   }
-  connection_ = std::move(kept);
+  connection_ = std::move(kept.connection);
+  shell_ = std::move(kept.shell);
   fresh_.emplace(endpoint, settings);
 }
 
@@ -39,6 +40,7 @@ bool SessionJob::restart_on_fresh_session() {
   if (!fresh_ || finished() || !work_asked_nothing()) return false;
   spdlog::debug("{}: kept session is gone; connecting again", pool_key_);
   reset_work();
+  shell_.reset();  // it lived on the old session
   // The new socket is made while the old one is still open, so it cannot get
   // the same fd number: the event loop sees a new fd and watches it.
   auto old = std::exchange(connection_, std::make_unique<ssh::Connection>(std::move(fresh_->first), fresh_->second));
@@ -114,7 +116,14 @@ void SessionJob::release() {
   const bool keep = !pool_key_.empty() && working_ && work_clean() &&
                     connection_->phase() == ssh::Connection::Phase::ready && !connection_->peer_closed();
   release_work();
-  if (keep) return pool_->give(pool_key_, std::move(connection_));
+  if (keep) {
+    // A shell that ended is dropped, unless it never could start: that one
+    // stays to say so, and the session's later commands use exec channels.
+    if (shell_ && !shell_->alive() && !shell_->unavailable()) shell_.reset();
+    return pool_->give(pool_key_, std::move(connection_), std::move(shell_));
+  }
+  if (shell_) shell_->release();
+  shell_.reset();
   connection_->abandon();
 }
 

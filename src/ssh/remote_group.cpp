@@ -35,9 +35,11 @@ constexpr const char* kWatchdog =
 // kept session costs the worker no process beyond its own. The guardian ($1:
 // the sshd session process, $2: its directory) waits for the connection to end,
 // then sends HUP to the group of each command registered in the directory that
-// still runs: a file per login shell, named by its pid and holding its
-// /proc/PID/stat line, whose start time (field 22) tells a recycled pid from
-// the shell itself. A group whose leader is gone but whose members are not
+// still runs: a file per login shell, named by its pid (or per kept shell,
+// ssh/kept_shell.h, named j and its pid, rewritten for each command it runs)
+// and holding the group leader's /proc/PID/stat line, whose pid (field 1) names
+// the group and whose start time (field 22) tells a recycled pid from the
+// leader itself. A group whose leader is gone but whose members are not
 // keeps its pid from being reused, so it gets HUP too (the guardian itself is
 // in the group of the command that started it: it ignores HUP, as it ignores
 // the INT and TERM tpush sends to that group). Without GNU tail the
@@ -47,7 +49,8 @@ constexpr const char* kGuardian =
     "trap '' INT TERM HUP; tail --pid=\"$1\" -f /dev/null 2>/dev/null; "
     "if kill -0 \"$1\" 2>/dev/null; then rm -rf \"$2\"; exit 0; fi; "
     "start() { sed 's/.*) //' \"$1\" 2>/dev/null | cut -d' ' -f20; }; "
-    "for f in \"$2\"/*; do p=${f##*/}; case $p in ''|*[!0-9]*|0|1) continue;; esac; "
+    "for f in \"$2\"/*; do p=${f##*/}; p=${p#j}; case $p in ''|*[!0-9]*) continue;; esac; "
+    "read -r p x < \"$f\" || continue; case $p in ''|*[!0-9]*|0|1) continue;; esac; "
     "if [ -e \"/proc/$p\" ]; then [ \"$(start \"/proc/$p/stat\")\" = \"$(start \"$f\")\" ] || continue; fi; "
     "kill -s HUP -- \"-$p\" 2>/dev/null; done; rm -rf \"$2\"";
 
@@ -66,6 +69,25 @@ bool could_be_tag(std::string_view s) {
 }
 
 }  // namespace
+
+// The connection's guardian if it runs, else a new one in a directory of ours
+// (never one another user made, nor a link). Whoever makes the directory
+// starts the guardian: the first command and the kept shell start side by
+// side, and the other finds the directory made, with no pid in it yet or a
+// live one. A pid that is no longer running is a guardian killed outright: a
+// new one takes its place.
+std::string guardian_start(const std::string& otherwise) {
+  return "tpush_d=${XDG_RUNTIME_DIR:-/tmp}/tpush-guard-$PPID; "
+         "if mkdir -m 700 \"$tpush_d\"; then tpush_g=; "
+         "elif [ -O \"$tpush_d\" ] && [ ! -L \"$tpush_d\" ]; then tpush_g=0; "
+         "[ -s \"$tpush_d/pid\" ] && ! { read -r tpush_g < \"$tpush_d/pid\" && kill -0 \"$tpush_g\"; } && tpush_g=; "
+         "else tpush_d=; " +
+         otherwise +
+         " fi 2>/dev/null; "
+         "if [ -n \"$tpush_d\" ] && [ -z \"$tpush_g\" ]; then sh -c " +
+         util::shell_quote(kGuardian) + " " + helper_marker +
+         " \"$PPID\" \"$tpush_d\" </dev/null >/dev/null 2>&1 & echo \"$!\" > \"$tpush_d/pid\"; fi; ";
+}
 
 const std::string& group_tag() {
   static const std::string tag = [] {
@@ -88,18 +110,10 @@ std::string with_group_report(const std::string& command, HangUpWatch watch) {
   if (watch == HangUpWatch::per_command) {
     prologue += watchdog + " ";
   } else {
-    // The connection's guardian if it runs, else a new one in a directory of
-    // ours (never one another user made); failing that, the command's own
-    // watchdog. Then the shell registers itself, with builtins only.
-    // The shell variables are unset again: the command sees none of them.
-    prologue += "tpush_d=${XDG_RUNTIME_DIR:-/tmp}/tpush-guard-$PPID; "
-                "if [ -O \"$tpush_d\" ] && read -r tpush_g < \"$tpush_d/pid\" && kill -0 \"$tpush_g\"; then :; "
-                "elif mkdir -m 700 \"$tpush_d\" || [ -O \"$tpush_d\" ]; then sh -c " +
-                util::shell_quote(kGuardian) + " " + helper_marker +
-                " \"$PPID\" \"$tpush_d\" </dev/null >/dev/null 2>&1 & echo \"$!\" > \"$tpush_d/pid\"; "
-                "else tpush_d=; " +
-                watchdog +
-                " fi 2>/dev/null; "
+    // Failing the guardian, the command's own watchdog. Then the shell
+    // registers itself, with builtins only. The shell variables are unset
+    // again: the command sees none of them.
+    prologue += guardian_start(watchdog) +
                 "if [ -n \"$tpush_d\" ]; then read -r tpush_s < \"/proc/$$/stat\"; "
                 "printf '%s\\n' \"$tpush_s\" > \"$tpush_d/$$\"; fi 2>/dev/null; "
                 "unset tpush_d tpush_g tpush_s; ";

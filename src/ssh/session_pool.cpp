@@ -12,21 +12,21 @@ std::string SessionPool::key_of(const Endpoint& e) {
   return key;
 }
 
-std::unique_ptr<Connection> SessionPool::take(const std::string& key) {
+SessionPool::Kept SessionPool::take(const std::string& key) {
   // The most recently used first: the likeliest to be alive.
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
     if (it->key != key) continue;
-    auto c = std::move(it->connection);
+    Kept kept{std::move(it->connection), std::move(it->shell)};
     entries_.erase(std::next(it).base());
-    if (!c->peer_closed()) return c;
-    return nullptr;  // closed by the peer: the caller connects afresh
+    if (!kept.connection->peer_closed()) return kept;
+    return {};  // closed by the peer: the caller connects afresh
   }
-  return nullptr;
+  return {};
 }
 
-void SessionPool::give(const std::string& key, std::unique_ptr<Connection> c) {
+void SessionPool::give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell) {
   c->park(&reaper_);
-  entries_.push_back({key, std::move(c), Clock::now()});
+  entries_.push_back({key, std::move(c), std::move(shell), Clock::now()});
 }
 
 void SessionPool::tick(Clock::time_point now) {

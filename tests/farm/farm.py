@@ -292,6 +292,12 @@ class Sshd:
     def runtime_dir(self) -> Path:
         return self.dir / "run"
 
+    @property
+    def bash_env(self) -> Path:
+        """$BASH_ENV of every session: the startup file the login shell (bash, below the
+        top shell level) reads. Absent unless a test writes it."""
+        return self.dir / "bash_env"
+
     def write_config(self) -> None:
         import getpass
         self.runtime_dir.mkdir(mode=0o700, exist_ok=True)
@@ -320,9 +326,10 @@ class Sshd:
             "PrintLastLog no",
             "X11Forwarding no",
             "PermitUserEnvironment no",
-            # SHLVL: Debian bash skips root's (pyenv) .bashrc. XDG_RUNTIME_DIR: the hang-up
-            # guardians of kept sessions keep their directories in the farm's, not in /tmp.
-            f"SetEnv SHLVL=1 {self.marker} XDG_RUNTIME_DIR={self.runtime_dir}",
+            # SHLVL: Debian bash skips root's (pyenv) .bashrc, and reads BASH_ENV instead.
+            # XDG_RUNTIME_DIR: the hang-up guardians of kept sessions keep their
+            # directories in the farm's, not in /tmp.
+            f"SetEnv SHLVL=1 {self.marker} XDG_RUNTIME_DIR={self.runtime_dir} BASH_ENV={self.bash_env}",
             "Subsystem sftp internal-sftp",
             "LogLevel VERBOSE",
         ]

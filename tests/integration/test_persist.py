@@ -48,6 +48,11 @@ def logins(farm) -> int:
     return farm.sshd.log.read_text(errors="replace").count("Accepted publickey")
 
 
+def sessions_started(farm) -> int:
+    """Commands sshd started (each exec channel: a fork, a login shell), from its log."""
+    return farm.sshd.log.read_text(errors="replace").count("Starting session: command")
+
+
 @pytest.fixture
 def run_dir(tmp_path):
     d = tmp_path / "run"
@@ -401,7 +406,8 @@ def test_kept_sessions_gather_no_helpers(farm, tpush, penv):
     it ends with the session."""
     hosts = farm.hosts[:3]
     guardians = lambda: [p for p in marked_processes(farm.sshd.marker)
-                         if "__tpush_helper__" in cmdline(p) and "tpush-guard-" in cmdline(p)]
+                         if cmdline(p).startswith("sh -c ") and "__tpush_helper__" in cmdline(p)
+                         and "tpush-guard-" in cmdline(p)]
     for _ in range(5):
         r = tpush(*host_args(hosts), "true", env=penv)
         assert r.returncode == 0, str(r)
@@ -538,3 +544,90 @@ def test_a_runtime_dir_that_is_not_ours_falls_back_to_tmp(farm, tpush, tmp_path)
     finally:
         tpush(*host_args(hosts), "disconnect", env=env)
     wait_until(lambda: masters(fallback) == [], 10, "the master to end")
+
+
+def test_a_repeat_runs_in_the_kept_shells(farm, tpush, penv):
+    """The first run leaves a shell waiting on each kept session; a repeat's commands run
+    there: sshd starts nothing for them, and stdout, stderr (a last line without a
+    newline too), the environment and exit codes are those of a direct run."""
+    hosts = farm.hosts[:4]
+    command = ('echo "out $TPUSH_WORKER $X"; echo "err $TPUSH_WORKER" >&2; printf "no newline" >&2; '
+               'exit $((TPUSH_WORKER + 2))')
+    args = ["-e", "X", *host_args(hosts), command]
+    direct = tpush(*args, env=tpush.env(X="from-client"))
+    r = tpush(*host_args(hosts), "true", env=penv)  # the master, and a shell per session
+    assert r.returncode == 0, str(r)
+    for _ in range(2):
+        before = sessions_started(farm)
+        through = tpush(*args, env={**penv, "X": "from-client"})
+        assert sessions_started(farm) == before, f"sshd started commands for the repeat\n{through}"
+        assert through.returncode == direct.returncode == 1, f"{direct}\n{through}"
+        assert sorted(through.out.splitlines()) == sorted(direct.out.splitlines()), f"{direct}\n{through}"
+        err_lines = lambda r: sorted(l for l in r.err.splitlines() if not l.startswith("tpush: 4 workers"))
+        assert err_lines(through) == err_lines(direct), f"{direct}\n{through}"
+
+
+def test_a_changed_login_file_is_read_by_the_next_command(farm, tpush, penv):
+    """A kept shell read bash's startup files when it started; once one changes (or goes
+    away), the next command runs as a new login would, and sees the change."""
+    hosts = farm.hosts[:3]
+    greeting = lambda r: {h: v for h, v in split_prefixed(r.out, hosts).items()}
+    try:
+        r = tpush(*host_args(hosts), "true", env=penv)
+        assert r.returncode == 0, str(r)
+        farm.sshd.bash_env.write_text("export GREETING=changed\n")
+        r = tpush(*host_args(hosts), 'echo "[$GREETING]"', env=penv)
+        assert r.returncode == 0, str(r)
+        assert all(v == ["[changed]"] for v in greeting(r).values()), str(r)
+        farm.sshd.bash_env.unlink()
+        r = tpush(*host_args(hosts), 'echo "[$GREETING]"', env=penv)
+        assert all(v == ["[]"] for v in greeting(r).values()), str(r)
+        before = sessions_started(farm)  # and the shells started meanwhile serve the next
+        r = tpush(*host_args(hosts), 'echo "[$GREETING]"', env=penv)
+        assert all(v == ["[]"] for v in greeting(r).values()), str(r)
+        assert sessions_started(farm) == before, str(r)
+    finally:
+        farm.sshd.bash_env.unlink(missing_ok=True)
+
+
+def test_a_process_left_holding_the_output_is_waited_for(farm, tpush, penv):
+    """As with a direct run (and ssh): a command that leaves a process behind that still
+    writes to its stdout and stderr ends when they close, and what it writes is that
+    worker's output; the session serves the next run."""
+    hosts = farm.hosts[:3]
+    r = tpush(*host_args(hosts), "true", env=penv)
+    assert r.returncode == 0, str(r)
+    r = tpush(*host_args(hosts), "(sleep 0.5; echo late; echo late-err >&2; exit 3) & echo early", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["early", "late"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert sorted(l for l in r.err.splitlines() if "late-err" in l) == sorted(f"{h}: late-err" for h in hosts)
+    r = tpush(*host_args(hosts), "echo next", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["next"] for v in split_prefixed(r.out, hosts).values()), str(r)
+
+
+def test_a_kept_shell_killed_between_runs(farm, tpush, penv):
+    """The kept shells are killed while idle (by the user, say): the next run runs its
+    commands on exec channels of the same sessions (no new login), and starts new shells
+    that serve the run after it."""
+    hosts = farm.hosts[:3]
+    shells = lambda: [p for p in marked_processes(farm.sshd.marker)
+                      if cmdline(p).startswith("bash -c ") and "tpush:shell:" in cmdline(p)]
+    r = tpush(*host_args(hosts), "true", env=penv)
+    assert r.returncode == 0, str(r)
+    first = shells()
+    assert len(first) == 3, [cmdline(p) for p in first]
+    for pid in first:
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not set(first) & set(shells()), 10, "the shells to die")
+    before = logins(farm)
+    r = tpush(*host_args(hosts), "echo fine", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["fine"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert logins(farm) == before
+    started = sessions_started(farm)
+    r = tpush(*host_args(hosts), "echo again", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["again"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert sessions_started(farm) == started
+    assert len(shells()) == 3

@@ -6,6 +6,10 @@
 // through a second channel on the same session, which works for root logins
 // too (sshd refuses their signal requests). With a pty, ^C goes through the
 // terminal and the hang-up sends SIGHUP.
+//
+// On a session a persist master keeps, a command without a pty or stdin runs
+// through the session's kept shell (ssh/kept_shell.h) once it has one; the
+// first command on the session starts that shell beside its own exec channel.
 #pragma once
 
 #include <memory>
@@ -34,13 +38,23 @@ class CommandJob final : public SessionJob {
   void start_work(LIBSSH2_SESSION* session) override;
   void advance_work() override;
   util::Wait work_wait() const override;
-  bool work_paused() const override { return channel_ && channel_->paused(); }
+  bool work_paused() const override { return carrier_paused(); }
   bool before_timeout() override;
   void release_work() override;
   bool work_clean() const override;
   bool work_asked_nothing() const override;
   void reset_work() override;
   void finish_from_channel();
+  void finish_from_shell(const ssh::KeptShell::RunEnd& end);
+  // Starts the kept shell for the session's later commands, once no other
+  // channel is being opened.
+  void start_shell();
+  // True while a channel of this job is being opened (one at a time per session).
+  bool channel_opening() const;
+  // True while the kept shell must be driven on before the job may end: it is
+  // starting (the job started it), or leaving and its channel not yet closed.
+  bool shell_settling() const;
+  bool carrier_paused() const;
   // Sends `signal` to the remote process group over a new channel, as soon as
   // the group is known; false when it never will be (a pty, or no tag came).
   bool signal_group(const std::string& signal);
@@ -48,8 +62,13 @@ class CommandJob final : public SessionJob {
   bool stops_pending() const;
 
   std::unique_ptr<ssh::ExecChannel> channel_;
-  std::string command_;
+  std::string command_;      // with the group-report prologue, for an exec channel
+  std::string raw_command_;  // as given, for a kept shell
   ssh::ExecChannel::Settings channel_settings_;
+  bool want_shell_ = false;  // a kept shell may run this command
+  bool via_shell_ = false;   // the command was sent to the kept shell
+  bool shell_started_ = false;
+  std::vector<std::string> signals_sent_;  // to the group: what a status of 128 + N may mean
   OutputSink& out_;
   ssh::ExecChannel::Sink sink_;
   std::optional<ssh::GroupReport> group_;       // without a pty

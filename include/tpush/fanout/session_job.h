@@ -11,6 +11,7 @@
 
 #include "tpush/fanout/worker_job.h"
 #include "tpush/ssh/connection.h"
+#include "tpush/ssh/kept_shell.h"
 
 namespace tpush::fanout {
 
@@ -62,6 +63,12 @@ class SessionJob : public WorkerJob {
   bool restart_on_fresh_session();
 
   bool working() const { return working_; }
+  // True when the session may be kept for a later run (a persist master's).
+  bool may_keep_session() const { return !pool_key_.empty(); }
+  // The session's kept shell (ssh/kept_shell.h), if it has one: it came with
+  // a kept session, or the work started it for the runs after this one.
+  ssh::KeptShell* kept_shell() const { return shell_.get(); }
+  void set_kept_shell(std::unique_ptr<ssh::KeptShell> shell) { shell_ = std::move(shell); }
   // "connection lost (DETAIL)", or with the cause when the way there failed
   // ("connection lost (jump host bastion:22: connection lost (...))").
   std::string lost_reason(const std::string& detail) const;
@@ -73,6 +80,7 @@ class SessionJob : public WorkerJob {
   void take_kept_session(const ssh::Endpoint& endpoint, const ssh::ConnectionSettings& settings);
 
   std::unique_ptr<ssh::Connection> connection_;  // null once given back to the pool
+  std::unique_ptr<ssh::KeptShell> shell_;         // on connection_
   ssh::SessionPool* pool_ = nullptr;
   // With a pool: the key of this worker's sessions, and while the session is a
   // kept one, what a fresh connection needs.

@@ -41,6 +41,12 @@ enum class HangUpWatch { per_command, per_connection };
 // `command` behind the prologue; the result is what the login shell runs.
 std::string with_group_report(const std::string& command, HangUpWatch watch = HangUpWatch::per_command);
 
+// Shell code that sets $tpush_d to the directory of the connection's hang-up
+// guardian, starting the guardian when none runs yet; when the directory is not
+// the user's, it sets $tpush_d empty and runs `otherwise` (shell code ending in
+// ";" or "&"). Commands register there to be sent HUP when the connection ends.
+std::string guardian_start(const std::string& otherwise);
+
 // The command for a second channel that sends `signal` ("INT", "TERM") to the group.
 std::string group_signal_command(long pgid, const std::string& signal);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tpush/ssh/connection.h"
+#include "tpush/ssh/kept_shell.h"
 #include "tpush/util/child_reaper.h"
 
 namespace tpush::ssh {
@@ -23,11 +24,16 @@ class SessionPool {
   // belongs to the run that opened it.
   static std::string key_of(const Endpoint& e);
 
-  // A kept session for `key` whose peer has not hung up, or null. It is the
-  // caller's until given back (resume() it first).
-  std::unique_ptr<Connection> take(const std::string& key);
-  // Keeps a ready session with no channel open.
-  void give(const std::string& key, std::unique_ptr<Connection> c);
+  struct Kept {
+    std::unique_ptr<Connection> connection;
+    std::unique_ptr<KeptShell> shell;  // the session's kept shell, if it has one
+  };
+  // A kept session for `key` whose peer has not hung up (connection null if
+  // none). It is the caller's until given back (resume() it first).
+  Kept take(const std::string& key);
+  // Keeps a ready session with no channel open but its kept shell's, which
+  // is between commands (or still starting, its channel open).
+  void give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell);
 
   // Idle upkeep, about every second between runs: keepalives go out, so
   // firewalls and sshd's ClientAliveInterval see traffic; sessions whose peer
@@ -47,6 +53,7 @@ class SessionPool {
   struct Entry {
     std::string key;
     std::unique_ptr<Connection> connection;
+    std::unique_ptr<KeptShell> shell;
     Clock::time_point idle_since;
   };
   util::ChildReaper reaper_;  // proxy commands of kept sessions that closed (outlives entries_)

@@ -1,0 +1,125 @@
+// A shell kept running on a session a persist master keeps (--persist), that
+// runs the later commands of that session: a command then costs the worker one
+// fork of that shell, where an exec channel costs sshd a fork, a session setup
+// and the exec of a login shell, and tpush one round trip more.
+//
+// The shell is the user's login shell, bash, started once as an exec channel's
+// command (after bash's own startup files, as for any command), with job
+// control on, so each command runs as a job in a process group of its own,
+// just as sshd starts each command in a session of its own. A command is sent
+// once the shell answered a ping (so a session that died or froze while kept
+// is found out before the worker was asked anything), on the shell's stdin as
+// a header line (its line count, the group tag of
+// ssh/remote_group.h, and a tag with a nonce drawn for the command) and its
+// lines; the shell runs it in a subshell with /dev/null as stdin, stdout and
+// stderr being the channel's, registers its group with the connection's
+// hang-up guardian, and after it writes a marker line (ssh/shell_marker.h) on
+// both streams: the exit status, "+" when processes the command started in
+// its group still run (the shell then leaves, and the channel ends when they
+// close its output, as an exec channel would), or "stale" when a file bash or
+// sshd read at login changed since the shell started (the command did not
+// run: the caller runs it on an exec channel, and the next run starts a new
+// shell).
+//
+// Where the login shell is not bash, or the guardian's directory is not the
+// user's, the shell leaves at once and commands keep using exec channels.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "tpush/ssh/exec_channel.h"
+#include "tpush/ssh/shell_marker.h"
+
+namespace tpush::ssh {
+
+class KeptShell {
+ public:
+  explicit KeptShell(LIBSSH2_SESSION* session);
+  KeptShell(const KeptShell&) = delete;
+  KeptShell& operator=(const KeptShell&) = delete;
+
+  // How a command sent with run() ended.
+  struct RunEnd {
+    enum class Kind { exited, declined, failed } kind;
+    int status = -1;     // exited: the exit status (128 + N for signal N, as bash reports it)
+    std::string error;   // failed: what went wrong
+    bool hung_up = false;
+
+    static RunEnd exited(int status) { return {Kind::exited, status, {}, false}; }
+    static RunEnd declined() { return {Kind::declined, -1, {}, false}; }
+    static RunEnd failed(std::string error, bool hung_up = false) {
+      return {Kind::failed, -1, std::move(error), hung_up};
+    }
+  };
+
+  // Drives the channel. During a run the command's output goes to `sink`;
+  // before the shell is ready, what bash's startup files print is dropped.
+  void advance(const ExecChannel::Sink& sink);
+
+  // True while the channel is being opened: a session opens one channel at a
+  // time (libssh2 keeps that state per session), so no other may start now.
+  bool opening() const;
+  bool ready() const { return state_ == State::ready; }
+  // True while it may still become ready, or is: worth keeping with the session.
+  bool alive() const { return state_ == State::starting || state_ == State::ready; }
+  // True once the channel is closed or failed: nothing of it is left to drive.
+  bool ended() const;
+  // True when it ended without ever being ready (the login shell is not bash,
+  // no guardian directory): the session runs its commands on exec channels.
+  bool unavailable() const { return ended() && !was_ready_; }
+
+  // Sends `command` (a ready shell only). `group_tag`: the start of the line
+  // the command's subshell writes on stderr with its pid. False when the
+  // command cannot go this way (it holds a NUL byte).
+  bool run(std::string_view command, const std::string& group_tag);
+  // True once some of the command's bytes went to the worker.
+  bool command_sent() const { return state_ != State::probing && channel_.input_offset() > sent_before_run_; }
+  // Set once the run ended: both markers came (and, after "+", the channel's end).
+  const std::optional<RunEnd>& run_end() const { return end_; }
+
+  util::Wait wait() const { return channel_.wait(); }
+  bool paused() const { return channel_.paused(); }
+  // Forgets the channel without touching the network (the session is abandoned).
+  void release() { channel_.release(); }
+
+ private:
+  enum class State { starting, ready, probing, running, draining, leaving, gone };
+
+  // The shell's stdin: the commands sent so far.
+  class Input final : public InputSource {
+   public:
+    std::string_view peek(std::uint64_t offset) const override;
+    bool at_end(std::uint64_t offset) const override { return closed_ && offset == base_ + data_.size(); }
+    void append(std::string_view bytes) { data_.append(bytes); }
+    void close() { closed_ = true; }
+    void drop_before(std::uint64_t offset);
+
+   private:
+    std::string data_;
+    std::uint64_t base_ = 0;  // the offset of data_[0]
+    bool closed_ = false;     // EOF once the rest is sent: the shell leaves
+  };
+
+  void take(int stream, std::string_view bytes, const ExecChannel::Sink& sink);
+  void markers_done(const ExecChannel::Sink& sink);
+  void channel_ended(const ExecChannel::Sink& sink);
+  void leave();
+
+  Input input_;
+  std::string hello_tag_;  // the start of the line the shell writes once it is ready
+  ExecChannel channel_;
+  State state_ = State::starting;
+  bool was_ready_ = false;
+  ShellMarker hello_;
+  std::optional<ShellMarker> out_marker_, err_marker_;
+  std::uint64_t sent_before_run_ = 0;
+  std::string pending_;  // the command, until the shell answered the ping
+  int status_ = -1;
+  std::optional<RunEnd> end_;
+};
+
+}  // namespace tpush::ssh

@@ -1,0 +1,239 @@
+#include "tpush/ssh/kept_shell.h"
+
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include "tpush/ssh/remote_group.h"
+
+namespace tpush::ssh {
+namespace {
+
+std::string nonce() {
+  std::random_device rd;
+  char text[17];
+  std::snprintf(text, sizeof text, "%08x%08x", rd(), rd());
+  return text;
+}
+
+// What a change to would make a new login differ from the kept shell: the
+// environment sshd and PAM set up, the rc files sshd runs, and what bash reads
+// when sshd starts it (or, below the top shell level, $BASH_ENV).
+constexpr const char* kLoginFiles =
+    "/etc/environment \"$HOME/.pam_environment\" \"$HOME/.ssh/environment\" \"$HOME/.ssh/rc\" "
+    "/etc/ssh/sshrc /etc/bash.bashrc \"$HOME/.bashrc\" ${BASH_ENV:+\"$BASH_ENV\"}";
+
+// The shell's own variables and its function, all named tpush_..., are unset
+// before the command runs. Its stderr is /dev/null (bash's notices about its
+// jobs go there); each job gets the channel's stderr from fd 3. `wait` returns
+// when a job stops, too: the loop waits until it is gone. tpush_state says
+// which login files exist and which changed since the stamp file was made:
+// any difference from the start and the command is declined.
+constexpr const char* kShellLoop = R"SH(exec 3>&2 2>/dev/null
+tpush_t=$tpush_d/shell-$$
+: > "$tpush_t" || exit 0
+tpush_state() {
+  tpush_x=
+  for tpush_f in LOGIN_FILES; do
+    if [ -e "$tpush_f" ]; then tpush_x+=1; [ "$tpush_f" -nt "$tpush_t" ] && tpush_x+=n; else tpush_x+=0; fi
+  done
+}
+tpush_state; tpush_x0=$tpush_x
+set -m
+printf '%sready\n' "$1"
+while read -r tpush_n tpush_p tpush_e; do
+  if [ "$tpush_n" = ping ]; then printf '%sready\n' "$1"; continue; fi
+  tpush_c=
+  while [ "$tpush_n" -gt 0 ] && IFS= read -r tpush_l; do tpush_c+=$tpush_l$'\n'; tpush_n=$((tpush_n - 1)); done
+  tpush_state
+  if [ "$tpush_x" != "$tpush_x0" ]; then printf '%sstale\n' "$tpush_e"; printf '%sstale\n' "$tpush_e" >&3; exit 0; fi
+  ( trap - INT TERM QUIT HUP
+    printf '%s%s\n' "$tpush_p" "$BASHPID" >&2
+    read -r tpush_s < "/proc/$BASHPID/stat" && printf '%s\n' "$tpush_s" > "$tpush_d/j$$"
+    set +m --; exec 3>&-
+    eval "unset -f tpush_state; unset tpush_c tpush_d tpush_e tpush_f tpush_g tpush_l tpush_n tpush_p tpush_s tpush_j tpush_r tpush_t tpush_w tpush_x tpush_x0; $tpush_c" ) </dev/null 2>&3 &
+  tpush_j=$!
+  while :; do wait "$tpush_j"; tpush_r=$?; kill -0 "$tpush_j" 2>/dev/null || break; done
+  if kill -0 -- "-$tpush_j" 2>/dev/null; then tpush_w=$tpush_r+; else tpush_w=$tpush_r; fi
+  printf '%s%s\n' "$tpush_e" "$tpush_w"; printf '%s%s\n' "$tpush_e" "$tpush_w" >&3
+  [ "$tpush_w" = "$tpush_r" ] || exit 0
+done
+)SH";
+
+// Run by the login shell: anything but bash leaves at once, as does a shell
+// without a guardian directory of the user's. The hello tag comes as $1.
+std::string shell_script(const std::string& hello_tag) {
+  std::string loop = kShellLoop;
+  loop.replace(loop.find("LOGIN_FILES"), std::string_view("LOGIN_FILES").size(), kLoginFiles);
+  return "[ -n \"$BASH_VERSION\" ] || exit 0\nset -- '" + hello_tag + "'\n" + guardian_start("exit 0;") + "\n" +
+         loop;
+}
+
+bool valid_status(std::string_view word) {
+  if (word.empty() || word.size() > 3) return false;
+  for (char c : word)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+}  // namespace
+
+std::string_view KeptShell::Input::peek(std::uint64_t offset) const {
+  const std::uint64_t skip = offset - base_;
+  if (skip >= data_.size()) return {};
+  return std::string_view(data_).substr(static_cast<std::size_t>(skip));
+}
+
+void KeptShell::Input::drop_before(std::uint64_t offset) {
+  const std::uint64_t n = std::min<std::uint64_t>(offset - base_, data_.size());
+  data_.erase(0, static_cast<std::size_t>(n));
+  base_ += n;
+}
+
+KeptShell::KeptShell(LIBSSH2_SESSION* session)
+    : hello_tag_("tpush:shell:" + nonce() + ":"),
+      channel_(session, shell_script(hello_tag_), ExecChannel::Settings{false, &input_}),
+      hello_(hello_tag_) {}
+
+bool KeptShell::opening() const { return channel_.phase() == ExecChannel::Phase::open; }
+
+bool KeptShell::ended() const {
+  return channel_.phase() == ExecChannel::Phase::done || channel_.phase() == ExecChannel::Phase::failed;
+}
+
+bool KeptShell::run(std::string_view command, const std::string& group_tag) {
+  if (state_ != State::ready || command.find('\0') != std::string_view::npos) return false;
+  const std::string end_tag = "tpush:end:" + nonce() + ":";
+  std::string text(command);
+  text += '\n';
+  std::size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  pending_ = std::to_string(lines) + " " + group_tag + " " + end_tag + "\n" + text;
+  out_marker_.emplace(end_tag);
+  err_marker_.emplace(end_tag);
+  end_.reset();
+  // The command goes once the shell answered a ping: a session that died or
+  // froze while kept is then known before the worker was asked anything, and
+  // the caller can connect afresh without running the command twice.
+  hello_ = ShellMarker(hello_tag_);
+  input_.append("ping\n");
+  sent_before_run_ = std::numeric_limits<std::uint64_t>::max();
+  state_ = State::probing;
+  return true;
+}
+
+void KeptShell::advance(const ExecChannel::Sink& sink) {
+  if (state_ == State::gone) return;
+  const ExecChannel::Sink mine{
+      [&](int stream, std::string_view bytes) { take(stream, bytes, sink); },
+      [&] { return state_ == State::running || state_ == State::draining ? sink.can_accept() : true; }};
+  const State before = state_;
+  channel_.advance(mine);
+  // The command just queued after the ping's answer goes out now.
+  if (before == State::probing && state_ == State::running) channel_.advance(mine);
+  input_.drop_before(channel_.input_offset());
+  if (ended()) channel_ended(sink);
+}
+
+void KeptShell::take(int stream, std::string_view bytes, const ExecChannel::Sink& sink) {
+  switch (state_) {
+    case State::starting:
+      // What bash's startup files print comes once, here, and is dropped; the
+      // hello line ends it.
+      if (stream != 1) return;
+      hello_.feed(bytes);
+      if (!hello_.word()) return;
+      if (*hello_.word() == "ready") {
+        state_ = State::ready;
+        was_ready_ = true;
+      } else {
+        leave();
+      }
+      return;
+    case State::probing:
+      if (stream != 1) return;
+      hello_.feed(bytes);
+      if (!hello_.word()) return;
+      if (*hello_.word() != "ready") {
+        end_ = RunEnd::failed("the worker's kept shell answered the ping with \"" + *hello_.word() + "\"");
+        return leave();
+      }
+      sent_before_run_ = channel_.input_offset();
+      input_.append(pending_);
+      pending_.clear();
+      state_ = State::running;
+      return;
+    case State::running: {
+      ShellMarker& marker = stream == 1 ? *out_marker_ : *err_marker_;
+      if (marker.word()) {  // the other stream's marker is still to come
+        marker.feed(bytes);  // kept in its rest: output of a process left behind
+        return;
+      }
+      const std::string own = marker.feed(bytes);
+      if (!own.empty()) sink.data(stream, own);
+      if (out_marker_->word() && err_marker_->word()) markers_done(sink);
+      return;
+    }
+    case State::draining:
+      sink.data(stream, bytes);
+      return;
+    case State::ready:    // a process left by an earlier command, in a session of its own
+    case State::leaving:  // after the last marker
+    case State::gone:
+      return;
+  }
+}
+
+void KeptShell::markers_done(const ExecChannel::Sink& sink) {
+  const std::string word = *out_marker_->word();
+  if (word == "stale") {
+    end_ = RunEnd::declined();
+    return leave();
+  }
+  const bool left_behind = !word.empty() && word.back() == '+';
+  const std::string status = left_behind ? word.substr(0, word.size() - 1) : word;
+  if (!valid_status(status) || *err_marker_->word() != word) {
+    end_ = RunEnd::failed("the worker's kept shell wrote an unexpected end line: " + word);
+    return leave();
+  }
+  status_ = std::stoi(status);
+  if (!left_behind) {
+    end_ = RunEnd::exited(status_);
+    state_ = State::ready;
+    return;
+  }
+  // The shell leaves; what the processes left behind write is the command's
+  // until they close the channel's output, as with an exec channel.
+  state_ = State::draining;
+  input_.close();
+  for (int stream : {1, 2}) {
+    const std::string rest = (stream == 1 ? *out_marker_ : *err_marker_).take_rest();
+    if (!rest.empty()) sink.data(stream, rest);
+  }
+}
+
+void KeptShell::leave() {
+  state_ = State::leaving;
+  input_.close();
+}
+
+void KeptShell::channel_ended(const ExecChannel::Sink& sink) {
+  const bool failed = channel_.phase() == ExecChannel::Phase::failed;
+  if (state_ == State::probing) {
+    end_ = failed ? RunEnd::failed(channel_.error(), channel_.server_hung_up())
+                  : RunEnd::failed("the worker's kept shell ended");
+  } else if (state_ == State::running) {
+    for (auto* marker : {&*out_marker_, &*err_marker_}) {
+      const std::string held = marker->flush();
+      if (!held.empty()) sink.data(marker == &*out_marker_ ? 1 : 2, held);
+    }
+    end_ = failed ? RunEnd::failed(channel_.error(), channel_.server_hung_up())
+                  : RunEnd::failed("the worker's kept shell ended before the command did");
+  } else if (state_ == State::draining) {
+    end_ = failed ? RunEnd::failed(channel_.error(), channel_.server_hung_up())
+                  : RunEnd::exited(status_);
+  }
+  state_ = State::gone;
+}
+
+}  // namespace tpush::ssh
