@@ -60,14 +60,18 @@ while read -r tpush_n tpush_p tpush_e; do
 done
 )SH";
 
+}  // namespace
+
 // Run by the login shell: anything but bash leaves at once, as does a shell
 // without a guardian directory of the user's. The hello tag comes as $1.
-std::string shell_script(const std::string& hello_tag) {
+std::string kept_shell_script(const std::string& hello_tag) {
   std::string loop = kShellLoop;
   loop.replace(loop.find("LOGIN_FILES"), std::string_view("LOGIN_FILES").size(), kLoginFiles);
   return "[ -n \"$BASH_VERSION\" ] || exit 0\nset -- '" + hello_tag + "'\n" + guardian_start("exit 0;") + "\n" +
          loop;
 }
+
+namespace {
 
 bool valid_status(std::string_view word) {
   if (word.empty() || word.size() > 3) return false;
@@ -92,7 +96,7 @@ void KeptShell::Input::drop_before(std::uint64_t offset) {
 
 KeptShell::KeptShell(LIBSSH2_SESSION* session)
     : hello_tag_("tpush:shell:" + nonce() + ":"),
-      channel_(session, shell_script(hello_tag_), ExecChannel::Settings{false, &input_}),
+      channel_(session, kept_shell_script(hello_tag_), ExecChannel::Settings{false, &input_}),
       hello_(hello_tag_) {}
 
 bool KeptShell::opening() const { return channel_.phase() == ExecChannel::Phase::open; }

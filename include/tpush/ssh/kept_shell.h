@@ -36,6 +36,10 @@
 
 namespace tpush::ssh {
 
+// The command that starts a kept shell: `hello_tag` begins the line it
+// writes when ready (and in answer to each ping).
+std::string kept_shell_script(const std::string& hello_tag);
+
 class KeptShell {
  public:
   explicit KeptShell(LIBSSH2_SESSION* session);

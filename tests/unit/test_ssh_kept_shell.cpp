@@ -1,0 +1,118 @@
+// The kept shell's script (what runs on the worker), fed commands on stdin by a
+// real bash, as the master feeds it over the channel; and by dash, as a login
+// shell that is not bash.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "test_support.h"
+#include "tpush/ssh/kept_shell.h"
+#include "tpush/ssh/remote_group.h"
+#include "tpush/ssh/shell_marker.h"
+#include "tpush/util/shell_quote.h"
+
+namespace {
+
+using tpush::test::run_shell;
+using tpush::util::shell_quote;
+
+const std::string kHello = "tpush:shell:feedc0de:";
+
+std::string end_tag(int n) { return "tpush:end:0000000" + std::to_string(n) + ":"; }
+
+// A command as KeptShell::run() sends it (after the ping).
+std::string sent(const std::string& command, int n) {
+  const std::string text = command + "\n";
+  std::size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  return std::to_string(lines) + " " + tpush::ssh::group_tag() + " " + end_tag(n) + "\n" + text;
+}
+
+// Runs the script in `shell` (in a session of its own, as sshd starts it) with
+// `input` on stdin; stdout, then "--" and stderr.
+tpush::test::ShellRun feed(const tpush::test::TempDir& dir, const char* shell, const std::string& input,
+                           const std::string& env = "") {
+  const std::string err = (dir.path() / "err").string();
+  const auto r = run_shell("printf %s " + shell_quote(input) + " | XDG_RUNTIME_DIR=" + dir.path().string() + " " +
+                           env + " setsid " + shell + " -c " + shell_quote(tpush::ssh::kept_shell_script(kHello)) +
+                           " 2>" + err + "; echo --; cat " + err);
+  return r;
+}
+
+// The output before the marker with `tag`, and the marker's word.
+std::pair<std::string, std::string> until_marker(std::string& stream, const std::string& tag) {
+  tpush::ssh::ShellMarker m(tag);
+  std::string before = m.feed(stream);
+  REQUIRE(m.word());
+  stream = m.take_rest();
+  return {before, *m.word()};
+}
+
+}  // namespace
+
+TEST_CASE("kept shell: bash answers pings and runs each command in a group of its own, with nothing of its own") {
+  const tpush::test::TempDir dir;
+  const std::string input = "ping\n" +
+                            sent("p=$BASHPID; echo \"[$(set | grep -c '^tpush_')] [$#] [$(cut -d' ' -f5 /proc/$p/stat)]\"; "
+                                 "echo $p >&2; exit 3",
+                                 1) +
+                            "ping\n" + sent("printf 'no newline'; printf two\\\\nlines >&2", 2);
+  const auto r = feed(dir, "/bin/bash", input);
+  const std::size_t split = r.out.find("--\n");
+  REQUIRE(split != std::string::npos);
+  std::string out = r.out.substr(0, split), err = r.out.substr(split + 3);
+  CHECK(out.rfind(kHello + "ready\n" + kHello + "ready\n", 0) == 0);  // startup, then the ping
+  out.erase(0, 2 * (kHello.size() + 6));
+  auto [out1, word1] = until_marker(out, end_tag(1));
+  CHECK(word1 == "3");
+  auto [err1, eword1] = until_marker(err, end_tag(1));
+  CHECK(eword1 == "3");
+  tpush::ssh::GroupReport group;
+  std::string own_err = group.filter(err1);
+  own_err += group.flush();
+  REQUIRE(group.pgid());
+  // No tpush_ variable or function, no positional parameter, and the command's
+  // shell leads its own process group.
+  CHECK(out1 == "[0] [0] [" + std::to_string(*group.pgid()) + "]\n");
+  CHECK(own_err == std::to_string(*group.pgid()) + "\n");
+  CHECK(out.rfind(kHello + "ready\n", 0) == 0);
+  out.erase(0, kHello.size() + 6);
+  auto [out2, word2] = until_marker(out, end_tag(2));
+  CHECK(out2 == "no newline");
+  CHECK(word2 == "0");
+  auto [err2, eword2] = until_marker(err, end_tag(2));
+  tpush::ssh::GroupReport group2;
+  std::string own_err2 = group2.filter(err2);
+  own_err2 += group2.flush();
+  CHECK(own_err2 == "two\nlines");
+  CHECK(eword2 == "0");
+}
+
+TEST_CASE("kept shell: a changed login file declines the command, a process left in the group ends the shell") {
+  const tpush::test::TempDir dir;
+  const std::string bash_env = dir.write("bash_env", "\n").string();
+  SUBCASE("changed") {
+    const auto r = feed(dir, "/bin/bash", sent("echo x >> \"$BASH_ENV\"", 1) + sent("echo not run", 2),
+                        "BASH_ENV=" + bash_env);
+    CHECK(r.out.find(end_tag(1) + "0\n") != std::string::npos);
+    CHECK(r.out.find(end_tag(2) + "stale\n") != std::string::npos);
+    CHECK(r.out.find("not run") == std::string::npos);
+  }
+  SUBCASE("removed") {
+    const auto r = feed(dir, "/bin/bash", sent("rm \"$BASH_ENV\"", 1) + sent("echo not run", 2),
+                        "BASH_ENV=" + bash_env);
+    CHECK(r.out.find(end_tag(2) + "stale\n") != std::string::npos);
+    CHECK(r.out.find("not run") == std::string::npos);
+  }
+  SUBCASE("left behind") {
+    const auto r = feed(dir, "/bin/bash", sent("sleep 1 >/dev/null 2>&1 & exit 4", 1) + sent("echo not run", 2));
+    CHECK(r.out.find(end_tag(1) + "4+\n") != std::string::npos);
+    CHECK(r.out.find("not run") == std::string::npos);
+  }
+}
+
+TEST_CASE("kept shell: a login shell that is not bash leaves at once") {
+  const tpush::test::TempDir dir;
+  const auto r = feed(dir, "/bin/dash", "ping\n" + sent("echo not run", 1));
+  CHECK(r.out == "--\n");
+}
