@@ -207,9 +207,10 @@ def render_repeat(rows, w):
              and k[2] != "tpush"]
     if split:
         w("Where a repeat's sshd CPU goes (the /proc count in parts, median of runs 2.., ms per worker): "
-          "sessions = the kept sessions' own CPU (channel open, exec request, relaying output, exit status); "
-          "commands = what they reaped (the remote commands, login shell included; read in 10 ms ticks per "
-          "session, so noisy); left behind = what the subreaper listener reaped: processes that outlived the "
+          "sessions = the kept sessions' own CPU and their live descendants' (channels, relaying output, exit "
+          "status; for tpush also each session's kept shell and hang-up guardian); "
+          "commands = what they reaped (the remote commands: login shells, or for tpush the kept shells' "
+          "forked jobs; read in 10 ms ticks per process, so noisy); left behind = what the subreaper listener reaped: processes that outlived the "
           "command (tpush's remote watchdog `sh` and its two `tail --pid`); listener = the listener itself.\n")
         w("| N | network | tool | sessions | commands | left behind | listener | total (/proc) | cpuacct |")
         w("|---|---|---|---|---|---|---|---|---|")
