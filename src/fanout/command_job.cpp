@@ -1,5 +1,7 @@
 #include "tpush/fanout/command_job.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -16,12 +18,6 @@ bool ended(const ssh::ExecChannel& c) {
   return c.phase() == ssh::ExecChannel::Phase::done || c.phase() == ssh::ExecChannel::Phase::failed;
 }
 
-int signal_number(const std::string& name) {
-  if (name == "INT") return 2;
-  if (name == "TERM") return 15;
-  return 0;
-}
-
 }  // namespace
 
 CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
@@ -29,10 +25,10 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
                        OutputSink& out)
     : SessionJob(index, std::move(endpoint), settings, deadlines),
       command_(std::move(command)),
-      raw_command_(command_),
       channel_settings_(channel_settings),
       want_shell_(settings.pool && !channel_settings.pty && !channel_settings.input),
       out_(out) {
+  if (want_shell_) raw_command_ = command_;
   if (!channel_settings_.pty) {
     group_.emplace();
     // A session a persist master may keep gets the connection's guardian.
@@ -144,9 +140,9 @@ void CommandJob::finish_from_shell(const ssh::KeptShell::RunEnd& end) {
   }
   // bash reports a job killed by signal N as 128 + N; when tpush sent N to
   // the group, it is reported as an exec channel's exit signal would be.
-  for (const auto& signal : signals_sent_)
-    if (end.status == 128 + signal_number(signal))
-      return finish(Outcome::failed, "killed by SIG" + signal, -1, signal);
+  const char* name = end.status > 128 ? sigabbrev_np(end.status - 128) : nullptr;
+  if (name && std::find(signals_sent_.begin(), signals_sent_.end(), name) != signals_sent_.end())
+    return finish(Outcome::failed, "killed by SIG" + std::string(name), -1, name);
   finish(end.status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(end.status), end.status);
 }
 

@@ -1,20 +1,12 @@
 #include "tpush/ssh/kept_shell.h"
 
-#include <cstdio>
 #include <limits>
-#include <random>
+#include <utility>
 
 #include "tpush/ssh/remote_group.h"
 
 namespace tpush::ssh {
 namespace {
-
-std::string nonce() {
-  std::random_device rd;
-  char text[17];
-  std::snprintf(text, sizeof text, "%08x%08x", rd(), rd());
-  return text;
-}
 
 // What a change to would make a new login differ from the kept shell: the
 // environment sshd and PAM set up, the rc files sshd runs, and what bash reads
@@ -221,23 +213,25 @@ void KeptShell::leave() {
   input_.close();
 }
 
+// A run in progress ends with the channel: as the channel failed, else as the
+// state says (only after "+" is the channel's end the run's).
 void KeptShell::channel_ended(const ExecChannel::Sink& sink) {
-  const bool failed = channel_.phase() == ExecChannel::Phase::failed;
-  if (state_ == State::probing) {
-    end_ = failed ? RunEnd::failed(channel_.error(), channel_.server_hung_up())
-                  : RunEnd::failed("the worker's kept shell ended");
-  } else if (state_ == State::running) {
-    for (auto* marker : {&*out_marker_, &*err_marker_}) {
-      const std::string held = marker->flush();
-      if (!held.empty()) sink.data(marker == &*out_marker_ ? 1 : 2, held);
+  const State was = std::exchange(state_, State::gone);
+  if (was != State::probing && was != State::running && was != State::draining) return;
+  if (was == State::running) {
+    for (int stream : {1, 2}) {
+      const std::string held = (stream == 1 ? *out_marker_ : *err_marker_).flush();
+      if (!held.empty()) sink.data(stream, held);
     }
-    end_ = failed ? RunEnd::failed(channel_.error(), channel_.server_hung_up())
-                  : RunEnd::failed("the worker's kept shell ended before the command did");
-  } else if (state_ == State::draining) {
-    end_ = failed ? RunEnd::failed(channel_.error(), channel_.server_hung_up())
-                  : RunEnd::exited(status_);
   }
-  state_ = State::gone;
+  if (channel_.phase() == ExecChannel::Phase::failed) {
+    end_ = RunEnd::failed(channel_.error(), channel_.server_hung_up());
+  } else if (was == State::draining) {
+    end_ = RunEnd::exited(status_);
+  } else {
+    end_ = RunEnd::failed(was == State::probing ? "the worker's kept shell ended"
+                                                : "the worker's kept shell ended before the command did");
+  }
 }
 
 }  // namespace tpush::ssh

@@ -89,13 +89,15 @@ std::string guardian_start(const std::string& otherwise) {
          " \"$PPID\" \"$tpush_d\" </dev/null >/dev/null 2>&1 & echo \"$!\" > \"$tpush_d/pid\"; fi; ";
 }
 
+std::string nonce() {
+  std::random_device rd;
+  char text[17];
+  std::snprintf(text, sizeof text, "%08x%08x", rd(), rd());
+  return text;
+}
+
 const std::string& group_tag() {
-  static const std::string tag = [] {
-    std::random_device rd;
-    char nonce[17];
-    std::snprintf(nonce, sizeof nonce, "%08x%08x", rd(), rd());
-    return "tpush:pgid:" + std::string(nonce) + ":";
-  }();
+  static const std::string tag = "tpush:pgid:" + nonce() + ":";
   return tag;
 }
 

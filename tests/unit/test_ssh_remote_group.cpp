@@ -21,12 +21,7 @@ using tpush::test::run_shell;
 
 // Feeds `input` to a GroupReport in chunks of `size` bytes; what passes through.
 std::string filtered(std::string_view input, std::size_t size, GroupReport& r) {
-  std::string out;
-  while (!input.empty()) {
-    const std::size_t n = std::min(size, input.size());
-    out += r.filter(input.substr(0, n));
-    input.remove_prefix(n);
-  }
+  std::string out = tpush::test::in_chunks(input, size, [&](std::string_view c) { return r.filter(c); });
   return out + r.flush();
 }
 

@@ -17,13 +17,7 @@ const std::string kTag = "tpush:end:0123456789abcdef:";
 
 // Feeds `input` in chunks of `size` bytes; what passes before the marker.
 std::string fed(std::string_view input, std::size_t size, ShellMarker& m) {
-  std::string out;
-  while (!input.empty()) {
-    const std::size_t n = std::min(size, input.size());
-    out += m.feed(input.substr(0, n));
-    input.remove_prefix(n);
-  }
-  return out;
+  return tpush::test::in_chunks(input, size, [&](std::string_view c) { return m.feed(c); });
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -115,6 +116,19 @@ std::string error_of(F run) {
 }
 
 inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Gives `input` to `take` in chunks of `size` bytes, as a stream arrives; what
+// `take` returns for each, joined.
+template <class Take>
+std::string in_chunks(std::string_view input, std::size_t size, Take take) {
+  std::string out;
+  while (!input.empty()) {
+    const std::size_t n = std::min(size, input.size());
+    out += take(input.substr(0, n));
+    input.remove_prefix(n);
+  }
+  return out;
+}
 
 // Random bytes (NUL and 0x80-0xff included) with newlines sprinkled in.
 inline std::string random_stream(std::mt19937& rng, std::size_t size) {

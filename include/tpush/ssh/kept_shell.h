@@ -85,7 +85,6 @@ class KeptShell {
   // Set once the run ended: both markers came (and, after "+", the channel's end).
   const std::optional<RunEnd>& run_end() const { return end_; }
 
-  util::Wait wait() const { return channel_.wait(); }
   bool paused() const { return channel_.paused(); }
   // Forgets the channel without touching the network (the session is abandoned).
   void release() { channel_.release(); }

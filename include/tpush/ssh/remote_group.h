@@ -33,6 +33,10 @@ inline constexpr const char* helper_marker = "__tpush_helper__";
 // process, so no command's output is taken for it. The pid and "\n" follow.
 const std::string& group_tag();
 
+// 16 hex digits from the system's random source: the nonce of a tag (this
+// one, a kept shell's) that no command's output holds by chance.
+std::string nonce();
+
 // Who notices a connection lost mid-command: a watchdog of the command's own
 // that ends with it, or one guardian per connection, for sessions kept between
 // runs (--persist), where later commands then start no helper at all.
