@@ -13,8 +13,9 @@
 #include "tpush/commands/run_history.h"
 #include "tpush/inventory/node_set.h"
 #include "tpush/output/exit_codes.h"
-#include "tpush/ssh/proxy_command.h"
 #include "tpush/output/summary.h"
+#include "tpush/ssh/proxy_command.h"
+#include "tpush/ssh/session_pool.h"
 #include "tpush/util/error.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/system.h"
@@ -104,12 +105,18 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       status_(labels_, isatty(STDERR_FILENO) == 1 && !o.quiet),
       running_(workers_.size(), 0),
       stopped_(workers_.size(), 0),
-      jumps_(settings_) {
+      own_jumps_(settings_),
+      jumps_(o.host && o.host->pool ? o.host->pool->jumps() : own_jumps_) {
   settings_.credentials = &credentials_;
   settings_.home = home_;
   settings_.reaper = &reaper_;
   if (o.host) settings_.pool = o.host->pool;
+  if (&jumps_ != &own_jumps_) jumps_.lend(settings_);
   choose_output();
+}
+
+RunContext::~RunContext() {
+  if (&jumps_ != &own_jumps_) jumps_.park();
 }
 
 std::vector<output::WorkerIdentity> RunContext::identities() const {
@@ -191,9 +198,12 @@ ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label)
   switch (r.via) {
     case Reach::Via::direct:
       break;
-    case Reach::Via::jump:
-      e.via = jumps_.route(hops_for(r), e.host, e.port);
+    case Reach::Via::jump: {
+      auto hops = hops_for(r);
+      e.route = "jump host " + ssh::JumpPool::name_of(hops, hops.size());
+      e.via = jumps_.route(std::move(hops), e.host, e.port);
       break;
+    }
     case Reach::Via::command: {
       const auto command = r.proxy_argv.empty() ? ssh::ProxyCommand::from_line(r.proxy_command.value)
                                                 : ssh::ProxyCommand::from_argv(r.proxy_argv, r.proxy_command.value);

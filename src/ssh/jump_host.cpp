@@ -47,28 +47,28 @@ struct JumpHost::Tunnel {
 
 class JumpHost::TunnelTransport final : public Transport {
  public:
-  TunnelTransport(JumpHost& host, std::shared_ptr<Tunnel> tunnel) : host_(host), tunnel_(std::move(tunnel)) {}
-  int open() override { return host_.open_tunnel(tunnel_); }
+  TunnelTransport(std::shared_ptr<JumpHost> host, std::shared_ptr<Tunnel> tunnel)
+      : host_(std::move(host)), tunnel_(std::move(tunnel)) {}
+  int open() override { return host_->open_tunnel(tunnel_); }
   std::string failure() const override { return tunnel_->failure; }
   void close() override {
     if (tunnel_->worker_eof) return;
     tunnel_->worker_eof = true;  // the worker's end closes with its session
     if (tunnel_->state == Tunnel::State::open) tunnel_->state = Tunnel::State::closing;
-    host_.drive(Clock::now());
+    host_->drive(Clock::now());
   }
 
  private:
-  JumpHost& host_;
+  std::shared_ptr<JumpHost> host_;
   std::shared_ptr<Tunnel> tunnel_;
 };
 
 JumpHost::JumpHost(std::string name, Endpoint endpoint, const ConnectionSettings& settings,
                    std::chrono::seconds connect_timeout)
     : name_(std::move(name)),
-      settings_(settings),
       alive_interval_(endpoint.alive_interval),
       alive_count_(endpoint.alive_count),
-      connection_(std::move(endpoint), settings_),
+      connection_(std::move(endpoint), settings),
       connect_timeout_(connect_timeout),
       epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
 
@@ -86,7 +86,22 @@ std::unique_ptr<Transport> JumpHost::tunnel_to(std::string host, std::uint16_t p
   auto t = std::make_shared<Tunnel>();
   t->host = std::move(host);
   t->port = port;
-  return std::make_unique<TunnelTransport>(*this, std::move(t));
+  return std::make_unique<TunnelTransport>(shared_from_this(), std::move(t));
+}
+
+void JumpHost::park(util::ChildReaper* reaper) {
+  parked_ = true;
+  connection_.park(reaper);
+}
+
+bool JumpHost::resume(Endpoint endpoint, const ConnectionSettings& settings) {
+  parked_ = false;
+  alive_interval_ = endpoint.alive_interval;
+  alive_count_ = endpoint.alive_count;
+  resumed_at_ = Clock::now();
+  if (connection_.resume(std::move(endpoint), settings)) return true;
+  fail_all("jump host " + name_ + ": " + connection_.failure_reason());
+  return false;
 }
 
 std::size_t JumpHost::waiting() const { return to_open_.size(); }
@@ -132,7 +147,7 @@ void JumpHost::advance(Clock::time_point now) {
 
 void JumpHost::tick(Clock::time_point now) {
   if (!started_ || failed()) return;
-  connection_.note_tick(now);
+  if (!parked_) connection_.note_tick(now);
   if (connection_.phase() != Connection::Phase::ready) {
     if (now - started_at_ - connection_.stalled() >= connect_timeout_)
       return fail_all("jump host " + name_ + ": connect timed out after " + seconds_text(connect_timeout_) +
@@ -140,8 +155,9 @@ void JumpHost::tick(Clock::time_point now) {
     connection_.tick(now);  // a connect attempt due again
     return drive(now);
   }
-  const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - connection_.heard_from());
-  if (silent >= alive_interval_ * alive_count_)
+  const auto silent =
+      std::chrono::duration_cast<std::chrono::seconds>(now - std::max(connection_.heard_from(), resumed_at_));
+  if (!parked_ && silent >= alive_interval_ * alive_count_)
     return fail_all("jump host " + name_ + ": connection lost (no response for " + seconds_text(silent) + ")");
   if (!pending_) connection_.tick(now);  // keepalive, never over a half-sent packet
   drive(now);
@@ -419,19 +435,55 @@ std::string JumpHost::libssh2_error() const { return connection_.last_error(); }
 
 // ---- JumpPool -------------------------------------------------------------------
 
-JumpPool::JumpPool(const ConnectionSettings& settings) : settings_(settings) {}
+JumpPool::JumpPool(const ConnectionSettings& settings) : own_settings_(settings), settings_(&settings) {}
 
-JumpPool::~JumpPool() { attach(nullptr); }
+JumpPool::~JumpPool() { clear(); }
 
 void JumpPool::attach(util::Reactor* reactor) {
   for (auto& [key, hosts] : hosts_) {
     for (auto& h : hosts) {
       if (reactor_) reactor_->remove(*h);
-      h->set_reactor(reactor);
       if (reactor) reactor->add(*h);
     }
   }
   reactor_ = reactor;
+}
+
+void JumpPool::lend(const ConnectionSettings& settings) { settings_ = &settings; }
+
+void JumpPool::park() {
+  attach(nullptr);
+  settings_ = &own_settings_;
+  for (auto& [key, hosts] : hosts_) {
+    drop(hosts, [](const JumpHost& h) { return h.failed() || h.tunnels() == 0; });
+    for (auto& h : hosts) h->park(own_settings_.reaper);
+  }
+}
+
+void JumpPool::tick(Clock::time_point now) {
+  for (auto& [key, hosts] : hosts_) {
+    for (auto& h : hosts) {
+      h->advance(now);
+      h->tick(now);
+    }
+    drop(hosts, [](const JumpHost& h) { return h.failed() || h.tunnels() == 0; });
+  }
+  std::erase_if(hosts_, [](const auto& e) { return e.second.empty(); });
+}
+
+void JumpPool::clear() {
+  attach(nullptr);
+  hosts_.clear();
+}
+
+// Out of the pool (and the loop); a tunnel's transport may still hold it
+// until its worker session closes.
+void JumpPool::drop(Sessions& sessions, const std::function<bool(const JumpHost&)>& which) {
+  std::erase_if(sessions, [&](const std::shared_ptr<JumpHost>& h) {
+    if (!which(*h)) return false;
+    if (reactor_) reactor_->remove(*h);
+    return true;
+  });
 }
 
 std::size_t JumpPool::sessions() const {
@@ -440,18 +492,45 @@ std::size_t JumpPool::sessions() const {
   return n;
 }
 
+std::string JumpPool::name_of(const std::vector<Hop>& chain, std::size_t hops) {
+  std::string key;
+  for (std::size_t i = 0; i < hops && i < chain.size(); ++i) key += (key.empty() ? "" : " > ") + chain[i].name;
+  return key;
+}
+
 TransportFactory JumpPool::route(std::vector<Hop> chain, std::string host, std::uint16_t port) {
+  resume_chain(chain);
   return [this, chain = std::move(chain), host = std::move(host), port] {
     return pick(chain).tunnel_to(host, port);
   };
 }
 
+void JumpPool::resume_chain(const std::vector<Hop>& chain) {
+  for (std::size_t hops = 1; hops <= chain.size(); ++hops) {
+    const std::string key = name_of(chain, hops);
+    for (auto& [k, hosts] : hosts_) {
+      if (k != key) continue;
+      std::vector<const JumpHost*> refused;
+      for (auto& h : hosts)
+        if (h->parked() && !h->resume(hop_endpoint(chain, hops), *settings_)) refused.push_back(h.get());
+      for (const JumpHost* h : refused) spdlog::debug("jump host {}: kept session not used", h->name());
+      drop(hosts, [&](const JumpHost& h) { return std::find(refused.begin(), refused.end(), &h) != refused.end(); });
+    }
+  }
+}
+
+Endpoint JumpPool::hop_endpoint(const std::vector<Hop>& chain, std::size_t hops) {
+  const Hop& last = chain[hops - 1];
+  Endpoint endpoint = last.endpoint;
+  if (hops > 1) endpoint.via = route({chain.begin(), chain.begin() + hops - 1}, last.endpoint.host, last.endpoint.port);
+  return endpoint;
+}
+
 JumpHost& JumpPool::pick(const std::vector<Hop>& chain) {
-  std::string key;
-  for (const auto& hop : chain) key += (key.empty() ? "" : " > ") + hop.name;
+  const std::string key = name_of(chain, chain.size());
   auto it = std::find_if(hosts_.begin(), hosts_.end(), [&](const auto& e) { return e.first == key; });
   if (it == hosts_.end()) {
-    hosts_.emplace_back(key, std::vector<std::unique_ptr<JumpHost>>{});
+    hosts_.emplace_back(key, Sessions{});
     it = hosts_.end() - 1;
   }
   auto& sessions = it->second;
@@ -461,15 +540,10 @@ JumpHost& JumpPool::pick(const std::vector<Hop>& chain) {
     if (!best || h->backlog() < best->backlog()) best = h.get();
   const bool busy = best && !best->failed() && best->backlog() > spread_after;
   if (best && (!busy || sessions.size() >= max_sessions)) return *best;
-  Endpoint endpoint = chain.back().endpoint;
-  if (chain.size() > 1)
-    endpoint.via = route({chain.begin(), chain.end() - 1}, chain.back().endpoint.host, chain.back().endpoint.port);
-  sessions.push_back(std::make_unique<JumpHost>(key, std::move(endpoint), settings_, chain.back().connect_timeout));
+  sessions.push_back(
+      std::make_shared<JumpHost>(key, hop_endpoint(chain, chain.size()), *settings_, chain.back().connect_timeout));
   JumpHost& made = *sessions.back();
-  if (reactor_) {
-    made.set_reactor(reactor_);
-    reactor_->add(made);
-  }
+  if (reactor_) reactor_->add(made);
   return made;
 }
 

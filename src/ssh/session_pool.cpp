@@ -4,6 +4,15 @@
 
 namespace tpush::ssh {
 
+SessionPool::SessionPool() : jumps_(idle_) { idle_.reaper = &reaper_; }
+
+SessionPool::~SessionPool() { clear(); }
+
+void SessionPool::clear() {
+  entries_.clear();
+  jumps_.clear();
+}
+
 std::string SessionPool::key_of(const Endpoint& e) {
   if (e.via && e.route.empty()) return {};
   const bool v6 = e.host.find(':') != std::string::npos;
@@ -36,6 +45,7 @@ void SessionPool::tick(Clock::time_point now) {
     e.connection->new_turn();
     e.connection->tick(now);
   }
+  jumps_.tick(now);
 }
 
 std::vector<SessionPool::Held> SessionPool::held() const {

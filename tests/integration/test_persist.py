@@ -388,17 +388,72 @@ def test_sessions_through_a_proxy_command_are_kept(farm, tpush, penv, relay, run
     wait_until(lambda: relay.log.running() == [], 15, "the proxy commands to end")
 
 
-def test_jump_host_runs_through_the_master_connect_each_time(farm, tpush, home, bastion, penv):
-    """Workers behind a jump host ride channels of the run's own bastion session, which
-    ends with the run: through the master each run still works, with one bastion login
-    each (those sessions are not kept; see tpush(1))."""
+def test_sessions_behind_a_jump_host_are_kept(farm, tpush, home, bastion, penv, run_dir):
+    """-J: the master keeps the bastion's session with the worker sessions it carries; the
+    repeat run logs in nowhere (bastion or workers) and opens no channel through the
+    bastion; disconnect names the route and ends the bastion's session too."""
     trust(home, bastion)
     hosts = farm.hosts[:4]
-    for word in ("one", "two"):
-        r = tpush("-J", bastion.jump(USER), *host_args(hosts), f"echo {word}", env=penv)
-        assert r.returncode == 0, str(r)
-        assert all(v == [word] for v in split_prefixed(r.out, hosts).values()), str(r)
-    assert bastion.counts()["sessions"] == 2
+    args = ["-J", bastion.jump(USER), *host_args(hosts)]
+    r = tpush(*args, "echo one", env=penv)
+    assert r.returncode == 0, str(r)
+    assert bastion.counts()["sessions"] == 1 and bastion.channels() == 4
+    before = logins(farm)
+    mark = bastion.mark()
+    r = tpush(*args, "echo two", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["two"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert logins(farm) == before
+    assert bastion.sessions(since=mark) == 0 and bastion.channels(since=mark) == 0
+    r = tpush(*args, "disconnect", env=penv)
+    assert r.returncode == 0 and "it held 4 sessions" in r.err, str(r)
+    assert all(f" via jump host {USER}@{bastion.host}" in l for l in r.out.splitlines()), str(r)
+    wait_until(lambda: masters(run_dir) == [], 10, "the master to end")
+    wait_until(lambda: bastion.connection_pids() == [], 10, "the bastion's session to end")
+
+
+def test_a_kept_jump_host_that_died_is_replaced(farm, tpush, home, bastion, penv):
+    """The bastion drops its connections between runs: the master notices (the kept
+    worker sessions behind it go with it) and the next run logs in afresh through a new
+    bastion session, transparently."""
+    trust(home, bastion)
+    hosts = farm.hosts[:4]
+    args = ["-J", bastion.jump(USER), *host_args(hosts)]
+    assert tpush(*args, "true", env=penv).returncode == 0
+    assert bastion.kill_sessions() >= 1
+    wait_until(lambda: bastion.connection_pids() == [], 10, "the bastion's session to die")
+    before = logins(farm)
+    r = tpush(*args, "echo back", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["back"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert bastion.counts()["sessions"] == 2 and logins(farm) == before + 4
+
+
+def test_a_kept_jump_host_is_checked_against_known_hosts_again(farm, tpush, home, bastion, penv, tmp_path):
+    """known_hosts changes between runs to say another key for the bastion: its kept
+    session is not used, and every worker behind it fails as a first run would (host key
+    changed, naming the jump host); nothing logs in."""
+    trust(home, bastion)
+    hosts = farm.hosts[:3]
+    args = ["-J", bastion.jump(USER), *host_args(hosts)]
+    assert tpush(*args, "true", env=penv).returncode == 0
+    before = logins(farm)
+    key = tmp_path / "impostor"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=30)
+    impostor = " ".join(key.with_suffix(".pub").read_text().split()[:2])
+    kh = home / ".ssh" / "known_hosts"
+    first = f"[{bastion.address}]:{bastion.port} "
+    lines = kh.read_text().splitlines(keepends=True)
+    assert any(l.startswith(first) for l in lines)
+    kh.write_text("".join(first + impostor + "\n" if l.startswith(first) else l for l in lines))
+    r = tpush(*args, "echo ran", env=penv)
+    assert r.returncode == 255, str(r)
+    assert all(v == [] for v in split_prefixed(r.out, hosts).values()), str(r)
+    s = r.summary()
+    for h in hosts:
+        assert s.reasons[h].startswith(f"jump host {USER}@{bastion.host}"), str(r)
+        assert "host key changed" in s.reasons[h], str(r)
+    assert logins(farm) == before and bastion.counts()["sessions"] == 1
 
 
 def test_kept_sessions_gather_no_helpers(farm, tpush, penv):

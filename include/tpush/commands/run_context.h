@@ -38,6 +38,9 @@ class RunContext {
   // Settles how each worker is reached (ssh_config and all), gathers the keys
   // they use (may prompt once per encrypted key) and loads known_hosts.
   RunContext(const Options& o, std::vector<inventory::Worker> workers, int signal_fd);
+  ~RunContext();
+  RunContext(const RunContext&) = delete;
+  RunContext& operator=(const RunContext&) = delete;
 
   const std::vector<inventory::Worker>& workers() const { return workers_; }
   // The workers' labels, in order.
@@ -112,7 +115,8 @@ class RunContext {
   std::string first_failure_reason_;
   std::vector<char> running_, stopped_;
   util::ChildReaper reaper_;        // proxy commands of workers that ended
-  ssh::JumpPool jumps_;             // one session per jump host, shared by its workers
+  ssh::JumpPool own_jumps_;         // one session per jump host, shared by its workers
+  ssh::JumpPool& jumps_;            // those, or a persist master's kept ones
 };
 
 }  // namespace tpush::commands

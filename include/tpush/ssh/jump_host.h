@@ -12,11 +12,17 @@
 // first. libssh2 also opens one channel at a time per session, so tunnels wait
 // in a queue for their channel; a busy jump host is spread over several
 // sessions by the JumpPool.
+//
+// A persist master keeps jump hosts between runs with the worker sessions
+// they carry (session_pool.h): a JumpHost lives while its pool or any of its
+// tunnels' transports holds it (shared ownership), so a kept worker session
+// never outlives the relay under it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,7 +36,7 @@ typedef struct _LIBSSH2_CHANNEL LIBSSH2_CHANNEL;
 
 namespace tpush::ssh {
 
-class JumpHost final : public util::Pollable {
+class JumpHost final : public util::Pollable, public std::enable_shared_from_this<JumpHost> {
  public:
   // `name` names it in messages ("alice@bastion:22"). The endpoint may itself
   // be reached through another jump host (`endpoint.via`).
@@ -55,9 +61,16 @@ class JumpHost final : public util::Pollable {
   // Sessions that carried at least one channel (for `-v` and the bench).
   std::size_t channels_opened() const { return channels_opened_; }
 
-  // Where the scheduler is, so a change made from a worker's call (a new
-  // tunnel) updates the watch. May be null between runs.
-  void set_reactor(util::Reactor* reactor) { reactor_ = reactor; }
+  // Between runs of a persist master: the session and its tunnels stay, and
+  // what the run lent (keys, known_hosts, the reaper of a proxy command under
+  // it) is dropped. Until resumed, tick() keeps it alive without judging
+  // silence: idle time is not the server's.
+  void park(util::ChildReaper* reaper);
+  bool parked() const { return parked_; }
+  // A later run takes it up: the host key is checked again against that
+  // run's known_hosts. When it is not accepted, the jump host fails with the
+  // reason (its tunnels close) and false is returned.
+  bool resume(Endpoint endpoint, const ConnectionSettings& settings);
 
   int fd() const override { return epoll_fd_; }
   util::Wait wait() const override { return util::Wait::read; }
@@ -94,17 +107,17 @@ class JumpHost final : public util::Pollable {
   std::string libssh2_error() const;
 
   std::string name_;
-  ConnectionSettings settings_;
   std::chrono::seconds alive_interval_;
   int alive_count_;
   Connection connection_;
   std::chrono::seconds connect_timeout_;
-  util::Reactor* reactor_ = nullptr;
   int epoll_fd_ = -1;
   int watched_connection_fd_ = -1;
   unsigned watched_connection_events_ = 0;
   bool started_ = false;
+  bool parked_ = false;
   Clock::time_point started_at_{};
+  Clock::time_point resumed_at_{};  // silence counts from here
   std::string failure_;
   std::vector<std::shared_ptr<Tunnel>> tunnels_;
   std::deque<Tunnel*> to_open_;    // waiting for their channel, in order
@@ -121,6 +134,11 @@ class JumpHost final : public util::Pollable {
 // would take longer than `spread_after` to drain at its measured pace (far
 // jump hosts, big pods), another session to the same host takes new workers,
 // up to `max_sessions`. Near (a LAN, loopback), one session carries all.
+//
+// A run's own pool ends with it. A persist master's pool (in its SessionPool)
+// outlives runs: each run lends it its settings while it lasts; the hosts it
+// already has are checked against the run's known_hosts when a worker's route
+// through them is made, and between runs they are parked.
 class JumpPool {
  public:
   struct Hop {
@@ -134,11 +152,25 @@ class JumpPool {
   explicit JumpPool(const ConnectionSettings& settings);
   ~JumpPool();
 
-  // The way to host:port through `chain` (outermost hop first).
+  // The way to host:port through `chain` (outermost hop first). Parked jump
+  // hosts on the chain are resumed now, before a kept worker session through
+  // them is used.
   TransportFactory route(std::vector<Hop> chain, std::string host, std::uint16_t port);
+  // The chain's names, outermost first: "alice@a:22 > bob@b:22".
+  static std::string name_of(const std::vector<Hop>& chain, std::size_t hops);
 
   // Registers every jump host with `reactor`, and those made later; null: none.
   void attach(util::Reactor* reactor);
+
+  // A kept pool: `settings` serve until park(), which parks every jump host
+  // still carrying a tunnel and closes the others; the pool's own settings
+  // (its reaper) serve between runs.
+  void lend(const ConnectionSettings& settings);
+  void park();
+  // Upkeep between runs, about every second: relays and keepalives move; jump
+  // hosts that failed or carry no tunnel any more close.
+  void tick(Clock::time_point now);
+  void clear();
 
   static constexpr std::chrono::milliseconds spread_after{500};
   static constexpr std::size_t max_sessions = 8;
@@ -147,12 +179,21 @@ class JumpPool {
   std::size_t sessions() const;
 
  private:
+  using Sessions = std::vector<std::shared_ptr<JumpHost>>;
   JumpHost& pick(const std::vector<Hop>& chain);
+  // The endpoint of the jump host that ends the first `hops` hops of `chain`.
+  Endpoint hop_endpoint(const std::vector<Hop>& chain, std::size_t hops);
+  // Parked jump hosts on `chain` are checked against this run's known_hosts;
+  // those refused leave the pool (a new session then says why, as a first
+  // connection would).
+  void resume_chain(const std::vector<Hop>& chain);
+  void drop(Sessions& sessions, const std::function<bool(const JumpHost&)>& which);
 
-  const ConnectionSettings& settings_;
+  const ConnectionSettings& own_settings_;
+  const ConnectionSettings* settings_;
   util::Reactor* reactor_ = nullptr;
   // key: the chain's names joined; each entry: the sessions to that last hop
-  std::vector<std::pair<std::string, std::vector<std::unique_ptr<JumpHost>>>> hosts_;
+  std::vector<std::pair<std::string, Sessions>> hosts_;
 };
 
 }  // namespace tpush::ssh

@@ -2,7 +2,8 @@
 // later run on the same worker opens a channel on one instead of connecting,
 // exchanging keys and logging in again. A session is lent to one job at a
 // time, which gives it back when its work ended cleanly on it; one that ended
-// otherwise (lost, interrupted, timed out) is closed instead.
+// otherwise (lost, interrupted, timed out) is closed instead. Sessions
+// behind jump hosts are kept with the jump hosts' sessions that carry them.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "tpush/ssh/connection.h"
+#include "tpush/ssh/jump_host.h"
 #include "tpush/ssh/kept_shell.h"
 #include "tpush/util/child_reaper.h"
 
@@ -19,10 +21,17 @@ namespace tpush::ssh {
 
 class SessionPool {
  public:
+  SessionPool();
+  ~SessionPool();
+
   // Under which key a session to `e` is kept: who logs in where, and through
-  // which proxy command. Empty when it cannot be kept: a jump host's channel
-  // belongs to the run that opened it.
+  // which proxy command or jump hosts. Empty when it cannot be kept (a way
+  // there that the run does not name).
   static std::string key_of(const Endpoint& e);
+
+  // The jump hosts of kept sessions: runs through the master make their
+  // routes here (JumpPool::lend at the start, park at the end).
+  JumpPool& jumps() { return jumps_; }
 
   struct Kept {
     std::unique_ptr<Connection> connection;
@@ -36,8 +45,9 @@ class SessionPool {
   void give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell);
 
   // Idle upkeep, about every second between runs: keepalives go out, so
-  // firewalls and sshd's ClientAliveInterval see traffic; sessions whose peer
-  // closed the connection (or whose proxy command ended) are dropped.
+  // firewalls and sshd's ClientAliveInterval see traffic (jump hosts relay
+  // them); sessions whose peer closed the connection (or whose proxy command
+  // or jump host ended) are dropped.
   void tick(Clock::time_point now);
 
   struct Held {
@@ -46,8 +56,9 @@ class SessionPool {
   };
   std::vector<Held> held() const;
   std::size_t size() const { return entries_.size(); }
-  // Ends every session (a disconnect message each, best effort).
-  void clear() { entries_.clear(); }
+  // Ends every session (a disconnect message each, best effort), then the
+  // jump hosts'.
+  void clear();
 
  private:
   struct Entry {
@@ -57,6 +68,8 @@ class SessionPool {
     Clock::time_point idle_since;
   };
   util::ChildReaper reaper_;  // proxy commands of kept sessions that closed (outlives entries_)
+  ConnectionSettings idle_;   // between runs: the reaper, nothing of a run's
+  JumpPool jumps_;
   std::vector<Entry> entries_;
 };
 
