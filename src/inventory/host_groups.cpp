@@ -12,14 +12,6 @@ namespace {
 
 using std::string_view;
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-string_view trim(string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Characters a group name cannot hold: host-list syntax around `@name`.
 bool bad_name_char(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -43,17 +35,17 @@ void HostGroups::add_text(string_view text, const std::string& file) {
     string_view line = text.substr(0, nl);
     text.remove_prefix(nl == string_view::npos ? text.size() : nl + 1);
     line = line.substr(0, line.find('#'));
-    if (trim(line).empty()) continue;
+    if (trim_blanks(line).empty()) continue;
 
     const std::string where = escape_for_message(file) + ":" + std::to_string(line_no);
     const auto colon = line.find(':');
     const string_view name = line.substr(0, colon);
-    if (colon == string_view::npos || name.empty() || is_blank(name.front())) {
-      throw UsageError(where + ": " + quote_for_message(trim(line)) +
+    if (colon == string_view::npos || name.empty() || is_list_blank(name.front())) {
+      throw UsageError(where + ": " + quote_for_message(trim_blanks(line)) +
                        " is not a group line (write NAME: HOSTS, like 'rack1: node[01-16]', "
                        "with NAME at the start of the line)");
     }
-    add(name, trim(line.substr(colon + 1)), where);
+    add(name, trim_blanks(line.substr(colon + 1)), where);
   }
 }
 

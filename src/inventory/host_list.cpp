@@ -27,21 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::string_view;
 
-std::string in_quotes(string_view text) { return quote_for_message(text); }
 std::string escaped(string_view text) { return escape_for_message(text); }
-
-[[noreturn]] void fail(string_view item, const std::string& detail) { throw bad_host_list(item, detail); }
-
-// Blanks separate items within a line; newlines separate lines.
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-string_view trim(string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::string column(std::size_t offset) { return "column " + std::to_string(offset + 1); }
 
 // '*' any run of characters, '?' one character.
 bool glob_match(string_view mask, string_view name) {
@@ -206,7 +192,7 @@ class Expander {
       if (chain_[i].second != identity) continue;
       std::string cycle;
       for (std::size_t j = i; j < chain_.size(); ++j) cycle += chain_[j].first.string() + " -> ";
-      throw UsageError("hosts file " + in_quotes(file.string()) + " includes itself (" +
+      throw UsageError("hosts file " + quote_for_message(file.string()) + " includes itself (" +
                        escaped(cycle + file.string()) + ")");
     }
     const std::string text = read_list_file(file, "hosts file");
@@ -221,7 +207,7 @@ class Expander {
   // One line: items and operators, evaluated left to right. `source` is the group
   // source of a group's definition, `base` where `#include` looks.
   void add_line(string_view line, Scope& scope, Mode mode, string_view source, const fs::path& base) {
-    if (line.starts_with("#include") && (line.size() == 8 || is_blank(line[8]))) {
+    if (line.starts_with("#include") && (line.size() == 8 || is_list_blank(line[8]))) {
       include(line, scope, base);
       return;
     }
@@ -233,7 +219,7 @@ class Expander {
     std::string special;      // that item was an exclusion or filter: no operator may follow
     std::size_t i = 0;
     while (true) {
-      while (i < line.size() && is_blank(line[i])) ++i;
+      while (i < line.size() && is_list_blank(line[i])) ++i;
       if (i == line.size()) break;
       const char c = line[i];
       if (c == ',') {
@@ -245,16 +231,16 @@ class Expander {
       }
       if (c == '!' || c == '&' || (c == '^' && after_item)) {
         if (op) {
-          fail(line, "'" + std::string(1, c) + "' at " + column(i) + " follows '" + std::string(1, op) +
-                         "' at " + column(op_at) + " (one operator between two items, as in " +
+          fail_host_list(line, "'" + std::string(1, c) + "' at " + column_text(i) + " follows '" + std::string(1, op) +
+                         "' at " + column_text(op_at) + " (one operator between two items, as in " +
                          operator_meaning(c) + ")");
         }
         if (!after_item) {
-          fail(line, "'" + std::string(1, c) + "' at " + column(i) + " has nothing on its left (write " +
+          fail_host_list(line, "'" + std::string(1, c) + "' at " + column_text(i) + " has nothing on its left (write " +
                          operator_meaning(c) + ")");
         }
         if (!special.empty()) {
-          fail(line, in_quotes(special) + " cannot take part in '" + std::string(1, c) +
+          fail_host_list(line, quote_for_message(special) + " cannot take part in '" + std::string(1, c) +
                          "' (exclusions and filters apply to the whole list; write " +
                          operator_meaning(c) + ", and " + escaped(special) + " after a comma)");
         }
@@ -269,20 +255,20 @@ class Expander {
       const bool exclusion = c == '-';
       if (exclusion) {
         if (op) {
-          fail(line, "'-' at " + column(i) + " after '" + std::string(1, op) +
+          fail_host_list(line, "'-' at " + column_text(i) + " after '" + std::string(1, op) +
                          "': a host name cannot start with '-' (write " + operator_meaning(op) +
                          "; a leading '-' excludes only at the start of an item)");
         }
         if (mode == Mode::exclude) {
-          fail(line, "'-' at " + column(i) + " in a list that already excludes (drop the '-')");
+          fail_host_list(line, "'-' at " + column_text(i) + " in a list that already excludes (drop the '-')");
         }
         ++i;
-        if (i == line.size() || is_blank(line[i]) || line[i] == ',') {
-          if (trim(line) == "-") {
-            fail(line, "tpush does not read hosts from standard input, as pdsh -w - does (write "
+        if (i == line.size() || is_list_blank(line[i]) || line[i] == ',') {
+          if (trim_blanks(line) == "-") {
+            fail_host_list(line, "tpush does not read hosts from standard input, as pdsh -w - does (write "
                        "-H FILE)");
           }
-          fail(line, "'-' at " + column(start) + " needs a host, @group, ^FILE or /REGEX/ right after it");
+          fail_host_list(line, "'-' at " + column_text(start) + " needs a host, @group, ^FILE or /REGEX/ right after it");
         }
       }
       const std::size_t end = item_end(line, i);
@@ -294,7 +280,7 @@ class Expander {
 
       if (token.front() == '/') {
         if (op) {
-          fail(line, "the filter " + in_quotes(token) + " cannot take part in '" + std::string(1, op) +
+          fail_host_list(line, "the filter " + quote_for_message(token) + " cannot take part in '" + std::string(1, op) +
                          "' (filters apply to the whole list; write it after a comma)");
         }
         scope.filters.push_back(filter(token, exclusion || mode == Mode::exclude));
@@ -321,9 +307,9 @@ class Expander {
   // pdsh's `#include FILE` (in the first column): FILE's hosts. A name that is not
   // absolute and does not start with ./ or ../ is relative to `base`.
   void include(string_view line, Scope& scope, const fs::path& base) {
-    const string_view name = trim(line.substr(8));
-    if (name.empty() || std::any_of(name.begin(), name.end(), is_blank)) {
-      fail(line, "#include takes one file name (write #include FILE)");
+    const string_view name = trim_blanks(line.substr(8));
+    if (name.empty() || std::any_of(name.begin(), name.end(), is_list_blank)) {
+      fail_host_list(line, "#include takes one file name (write #include FILE)");
     }
     fs::path file{std::string(name)};
     if (!file.is_absolute() && !name.starts_with("./") && !name.starts_with("../")) file = base / file;
@@ -331,7 +317,7 @@ class Expander {
   }
 
   [[noreturn]] static void missing_right(string_view line, char op, std::size_t at) {
-    fail(line, "'" + std::string(1, op) + "' at " + column(at) + " has nothing on its right (write " +
+    fail_host_list(line, "'" + std::string(1, op) + "' at " + column_text(at) + " has nothing on its right (write " +
                    operator_meaning(op) + ")");
   }
 
@@ -345,7 +331,7 @@ class Expander {
       if (plain && c == '[') ++depth;
       if (plain && c == ']' && depth > 0) --depth;
       if (depth > 0) continue;
-      if (is_blank(c) || c == ',') return j;
+      if (is_list_blank(c) || c == ',') return j;
       if (plain && j > i && (c == '!' || c == '&' || c == '^')) return j;
     }
     return line.size();
@@ -353,27 +339,27 @@ class Expander {
 
   static Filter filter(string_view token, bool drop) {
     if (token.size() < 2 || token.back() != '/') {
-      fail(token, "the filter " + in_quotes(token) +
+      fail_host_list(token, "the filter " + quote_for_message(token) +
                       " must end with '/': a filter runs to the next comma or blank (write /REGEX/, "
                       "like /^node1/)");
     }
     const string_view text = token.substr(1, token.size() - 2);
-    if (text.empty()) fail(token, "empty filter (write /REGEX/, like /^node1/)");
+    if (text.empty()) fail_host_list(token, "empty filter (write /REGEX/, like /^node1/)");
     int depth = 0, deepest = 0;  // counts '(' in brackets too: an upper bound
     for (char c : text) {
       if (c == '(') deepest = std::max(deepest, ++depth);
       if (c == ')' && depth > 0) --depth;
     }
     if (deepest > kMaxFilterNesting) {
-      fail(token, "bad regular expression " + in_quotes(text) + ": groups nested more than " +
+      fail_host_list(token, "bad regular expression " + quote_for_message(text) + ": groups nested more than " +
                       std::to_string(kMaxFilterNesting) + " deep");
     }
-    if (text.find('\0') != string_view::npos) fail(token, "a NUL byte in the filter " + in_quotes(text));
+    if (text.find('\0') != string_view::npos) fail_host_list(token, "a NUL byte in the filter " + quote_for_message(text));
     auto re = std::make_unique<regex_t>();
     if (const int rc = ::regcomp(re.get(), std::string(text).c_str(), REG_EXTENDED | REG_NOSUB); rc != 0) {
       char why[256];
       ::regerror(rc, re.get(), why, sizeof why);
-      fail(token, "bad regular expression " + in_quotes(text) + ": " + why);
+      fail_host_list(token, "bad regular expression " + quote_for_message(text) + ": " + why);
     }
     return Filter{std::shared_ptr<regex_t>(re.release(),
                                            [](regex_t* r) {
@@ -388,7 +374,7 @@ class Expander {
     HostSet out;
     if (token.front() == '^') {
       const string_view name = token.substr(1);
-      if (name.empty()) fail(token, "'^' needs a file name right after it (write ^hosts.txt)");
+      if (name.empty()) fail_host_list(token, "'^' needs a file name right after it (write ^hosts.txt)");
       out.add_all(file_hosts(fs::path(std::string(name))));
     } else if (token.front() == '@') {
       group_item(token, source, out);
@@ -400,16 +386,16 @@ class Expander {
 
   void group_item(string_view token, string_view source, HostSet& out) {
     string_view ref = token.substr(1);
-    if (ref.empty()) fail(token, "'@' needs a group name right after it (write @rack1)");
+    if (ref.empty()) fail_host_list(token, "'@' needs a group name right after it (write @rack1)");
     if (ref.front() == '@') {
-      fail(token, "'@@' lists the names of groups, which tpush does not expand (write @GROUP)");
+      fail_host_list(token, "'@@' lists the names of groups, which tpush does not expand (write @GROUP)");
     }
     std::string group_source(source);
     if (const auto colon = ref.find(':'); colon != string_view::npos) {
       group_source = ref.substr(0, colon);
       ref = ref.substr(colon + 1);
       if (group_source.empty() || ref.empty()) {
-        fail(token, "write @SOURCE:GROUP, like @local:rack1, or @GROUP");
+        fail_host_list(token, "write @SOURCE:GROUP, like @local:rack1, or @GROUP");
       }
     }
     if (ref == "*") {
@@ -429,15 +415,15 @@ class Expander {
       if (group_chain_[i].first != key) continue;
       std::string cycle;
       for (std::size_t j = i; j < group_chain_.size(); ++j) cycle += group_chain_[j].second + " -> ";
-      throw UsageError("group " + in_quotes(shown) + " includes itself (" + escaped(cycle + shown) + ")");
+      throw UsageError("group " + quote_for_message(shown) + " includes itself (" + escaped(cycle + shown) + ")");
     }
     if (groups_ == nullptr) {
-      fail(token, "unknown group " + in_quotes(shown) + " (no groups file is set up" + hint() +
+      fail_host_list(token, "unknown group " + quote_for_message(shown) + " (no groups file is set up" + hint() +
                       "; a host name cannot start with '@')");
     }
     const auto definition = groups_->find(source, name);
     if (!definition) {
-      fail(token, "unknown group " + in_quotes(shown) + " (groups come from " + groups_->origin() + ")");
+      fail_host_list(token, "unknown group " + quote_for_message(shown) + " (groups come from " + groups_->origin() + ")");
     }
     group_chain_.emplace_back(key, shown + " at " + definition->where);
     Scope scope;
@@ -453,11 +439,11 @@ class Expander {
   // The group `all`, which @* and wildcards need.
   const std::vector<HostSpec>& all_hosts(string_view token, const std::string& source) {
     if (groups_ == nullptr) {
-      fail(token, "'*' and '?' select hosts of the group 'all' in a groups file, and no groups file is "
+      fail_host_list(token, "'*' and '?' select hosts of the group 'all' in a groups file, and no groups file is "
                   "set up" + hint() + " (a host name cannot hold '*' or '?')");
     }
     if (!groups_->find(source, "all")) {
-      fail(token, "'*' and '?' select hosts of the group 'all', which " + groups_->origin() +
+      fail_host_list(token, "'*' and '?' select hosts of the group 'all', which " + groups_->origin() +
                       " does not define (add a line 'all: HOSTS')");
     }
     return group(token, source, "all");
@@ -482,7 +468,7 @@ class Expander {
   void tpu_item(string_view item, HostSet& out) {
     const string_view names = item.substr(4);
     if (names.find_first_of(":@") != string_view::npos)
-      fail(item, "a TPU item is tpu:NAME, without user@ or :port (set them with -l and -p)");
+      fail_host_list(item, "a TPU item is tpu:NAME, without user@ or :port (set them with -l and -p)");
     const HostPattern pattern(names, item, 4);
     check_room(item, pattern.count());
     for (auto& name : pattern.names()) emit(item, "", "tpu:" + name, 0, out);
@@ -509,7 +495,7 @@ class Expander {
   // Refuses to grow past max_expanded_hosts by `more` hosts.
   void check_room(string_view item, std::size_t more) const {
     if (more > max_expanded_hosts - emitted_) {
-      fail(item, "the host list expands to more than " + std::to_string(max_expanded_hosts) +
+      fail_host_list(item, "the host list expands to more than " + std::to_string(max_expanded_hosts) +
                      " hosts (split it up)");
     }
   }
@@ -535,7 +521,7 @@ class Expander {
 
 std::string read_list_file(const fs::path& file, string_view kind) {
   const auto fail_read = [&](int err) {
-    throw UsageError("cannot read " + std::string(kind) + " " + in_quotes(file.string()) + ": " +
+    throw UsageError("cannot read " + std::string(kind) + " " + quote_for_message(file.string()) + ": " +
                      std::strerror(err));
   };
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file.c_str(), "rb"), &std::fclose);

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "tpush/util/string.h"
+
 namespace tpush::inventory {
 namespace {
 
@@ -14,34 +16,27 @@ using std::string_view;
 
 constexpr string_view kRangeHint = "ranges look like [1-5], [01-10,12] or [1-9/2]";
 
-std::string in_quotes(string_view text) { return quote_for_message(text); }
-
-[[noreturn]] void fail(string_view item, const std::string& detail) { throw bad_host_list(item, detail); }
-
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool is_hex(char c) { return util::is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool all_digits(string_view s) {
   for (char c : s) {
-    if (!is_digit(c)) return false;
+    if (!util::is_digit(c)) return false;
   }
   return !s.empty();
 }
 
-string_view trim(string_view s) {
-  while (!s.empty() && (is_blank(s.front()) || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (is_blank(s.back()) || s.back() == '\n')) s.remove_suffix(1);
+// An item without the blanks and newlines around it.
+string_view trim_item(string_view s) {
+  while (!s.empty() && (is_list_blank(s.front()) || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (is_list_blank(s.back()) || s.back() == '\n')) s.remove_suffix(1);
   return s;
 }
-
-std::string column(std::size_t offset) { return "column " + std::to_string(offset + 1); }
 
 // pdsh's `RCMD_TYPE:` before a host (exec:host, ssh:user@host), which reads like a
 // host:port here: refused with a message that says so.
 void refuse_rcmd_type(string_view before_colon, string_view item) {
   for (string_view type : {"ssh", "rsh", "exec", "mrsh", "krb4", "qsh", "mqsh", "xcpu"}) {
     if (before_colon == type) {
-      fail(item, in_quotes(std::string(type) + ":") +
+      fail_host_list(item, quote_for_message(std::string(type) + ":") +
                      " is pdsh's RCMD_TYPE prefix, which tpush does not take (write [user@]host[:port])");
     }
   }
@@ -60,18 +55,18 @@ bool looks_like_ipv6(string_view s) {
   const string_view zone = s.substr(percent + 1);
   if (zone.empty()) return false;
   for (char c : zone) {
-    if (is_blank(c) || c == '[' || c == ']' || c == '%' || c == '@' || c == ',') return false;
+    if (is_list_blank(c) || c == '[' || c == ']' || c == '%' || c == '@' || c == ',') return false;
   }
   return true;
 }
 
 uint16_t parse_port(string_view port, string_view item) {
   if (port.find_first_of("[]") != string_view::npos) {
-    throw UsageError("bad port " + in_quotes(port) + " in " + in_quotes(item) +
+    throw UsageError("bad port " + quote_for_message(port) + " in " + quote_for_message(item) +
                      " (ranges apply to the host part only)");
   }
   if (port.empty()) {
-    throw UsageError("missing port after ':' in " + in_quotes(item) +
+    throw UsageError("missing port after ':' in " + quote_for_message(item) +
                      " (write host:PORT with PORT 1-65535, or drop the ':')");
   }
   unsigned long value = 0;
@@ -81,7 +76,7 @@ uint16_t parse_port(string_view port, string_view item) {
     ok = value >= 1 && value <= 65535;
   }
   if (!ok) {
-    throw UsageError("bad port " + in_quotes(port) + " in " + in_quotes(item) +
+    throw UsageError("bad port " + quote_for_message(port) + " in " + quote_for_message(item) +
                      " (ports are 1-65535)");
   }
   return static_cast<uint16_t>(value);
@@ -97,8 +92,8 @@ uint64_t to_number(string_view digits) {
 // each once. `at` is the offset of the content within `item`, for messages.
 std::vector<std::string> expand_range_group(string_view content, string_view item, std::size_t at) {
   const std::string group = "[" + escape_for_message(content) + "]";
-  if (trim(content).empty()) {
-    fail(item, "empty range " + group + " at " + column(at - 1) + " (" + std::string(kRangeHint) + ")");
+  if (trim_item(content).empty()) {
+    fail_host_list(item, "empty range " + group + " at " + column_text(at - 1) + " (" + std::string(kRangeHint) + ")");
   }
 
   std::vector<std::string> values;
@@ -112,48 +107,48 @@ std::vector<std::string> expand_range_group(string_view content, string_view ite
     auto comma = content.find(',', start);
     if (comma == string_view::npos) comma = content.size();
     const string_view raw = content.substr(start, comma - start);
-    const string_view term = trim(raw);
+    const string_view term = trim_item(raw);
     const std::size_t term_at = at + start + (term.empty() ? 0 : raw.find(term.front()));
     if (term.empty()) {
-      fail(item, "empty entry in " + group + " at " + column(term_at) + " (remove the extra ',')");
+      fail_host_list(item, "empty entry in " + group + " at " + column_text(term_at) + " (remove the extra ',')");
     }
 
     const auto slash = term.find('/');
-    const string_view range = trim(term.substr(0, slash));
-    const string_view step_text = slash == string_view::npos ? string_view{} : trim(term.substr(slash + 1));
+    const string_view range = trim_item(term.substr(0, slash));
+    const string_view step_text = slash == string_view::npos ? string_view{} : trim_item(term.substr(slash + 1));
     const auto dash = range.find('-');
-    const string_view lo = trim(range.substr(0, dash));
-    const string_view hi = dash == string_view::npos ? string_view{} : trim(range.substr(dash + 1));
+    const string_view lo = trim_item(range.substr(0, dash));
+    const string_view hi = dash == string_view::npos ? string_view{} : trim_item(range.substr(dash + 1));
     if (dash != string_view::npos) {
       if (hi.find('-') != string_view::npos) {
-        fail(item, in_quotes(term) + " in " + group + " is not a range (" + std::string(kRangeHint) + ")");
+        fail_host_list(item, quote_for_message(term) + " in " + group + " is not a range (" + std::string(kRangeHint) + ")");
       }
       if (lo.empty()) {
-        fail(item, "range " + in_quotes(term) + " in " + group + " has no lower bound (" +
+        fail_host_list(item, "range " + quote_for_message(term) + " in " + group + " has no lower bound (" +
                        std::string(kRangeHint) + ")");
       }
       if (hi.empty()) {
-        fail(item, "range " + in_quotes(term) + " in " + group + " has no upper bound (" +
+        fail_host_list(item, "range " + quote_for_message(term) + " in " + group + " has no upper bound (" +
                        std::string(kRangeHint) + ")");
       }
     }
     for (string_view number : {lo, hi}) {
       if (number.empty()) continue;
       if (!all_digits(number)) {
-        fail(item, in_quotes(number) + " in " + group + " is not a number (" + std::string(kRangeHint) + ")");
+        fail_host_list(item, quote_for_message(number) + " in " + group + " is not a number (" + std::string(kRangeHint) + ")");
       }
       if (number.size() > max_range_digits) {
-        fail(item, "number " + in_quotes(number) + " in " + group + " is too long");
+        fail_host_list(item, "number " + quote_for_message(number) + " in " + group + " is too long");
       }
     }
     uint64_t step = 1;
     if (slash != string_view::npos) {
       if (dash == string_view::npos) {
-        fail(item, "step in " + in_quotes(term) + " needs a range (write " + escape_for_message(lo) + "-N/" +
+        fail_host_list(item, "step in " + quote_for_message(term) + " needs a range (write " + escape_for_message(lo) + "-N/" +
                        escape_for_message(step_text) + ")");
       }
       if (!all_digits(step_text) || step_text.size() > max_range_digits || to_number(step_text) == 0) {
-        fail(item, "bad step " + in_quotes(step_text) + " in " + group +
+        fail_host_list(item, "bad step " + quote_for_message(step_text) + " in " + group +
                        " (a step is a whole number from 1, as in [1-9/2])");
       }
       step = to_number(step_text);
@@ -168,11 +163,11 @@ std::vector<std::string> expand_range_group(string_view content, string_view ite
         std::string fixed(item);
         const std::string swapped = std::string(hi) + "-" + std::string(lo);
         fixed.replace(term_at, range.size(), swapped);
-        fail(item, "range " + escape_for_message(term) + " runs backwards (write " + escape_for_message(fixed) + ")");
+        fail_host_list(item, "range " + escape_for_message(term) + " runs backwards (write " + escape_for_message(fixed) + ")");
       }
       const uint64_t count = (high - low) / step + 1;
       if (count > max_expanded_hosts || values.size() + count > max_expanded_hosts) {
-        fail(item, "range " + escape_for_message(term) + " expands to more than " +
+        fail_host_list(item, "range " + escape_for_message(term) + " expands to more than " +
                        std::to_string(max_expanded_hosts) + " hosts (split it up)");
       }
       // pdsh and clush: a lower bound with a leading zero fixes the width.
@@ -197,7 +192,7 @@ HostPattern::HostPattern(string_view pattern, string_view item, std::size_t at) 
   while (i < pattern.size()) {
     const char c = pattern[i];
     if (c == ']') {
-      fail(item, "stray ']' at " + column(at + i) + " (ranges look like node[1-4])");
+      fail_host_list(item, "stray ']' at " + column_text(at + i) + " (ranges look like node[1-4])");
     }
     if (c != '[') {
       literal += c;
@@ -206,10 +201,10 @@ HostPattern::HostPattern(string_view pattern, string_view item, std::size_t at) 
     }
     const auto close = pattern.find_first_of("[]", i + 1);
     if (close == string_view::npos) {
-      fail(item, "unclosed '[' at " + column(at + i) + " (add ']')");
+      fail_host_list(item, "unclosed '[' at " + column_text(at + i) + " (add ']')");
     }
     if (pattern[close] == '[') {
-      fail(item, "'[' at " + column(at + close) + " inside the range opened at " + column(at + i) +
+      fail_host_list(item, "'[' at " + column_text(at + close) + " inside the range opened at " + column_text(at + i) +
                      " (ranges cannot nest)");
     }
     if (last_close && !touching_ && (literal.empty() || all_digits(literal))) {
@@ -221,7 +216,7 @@ HostPattern::HostPattern(string_view pattern, string_view item, std::size_t at) 
     // Each factor is at most the maximum, so checking after each step cannot overflow.
     count_ *= parts_.back().size();
     if (count_ > max_expanded_hosts) {
-      fail(item, "expands to more than " + std::to_string(max_expanded_hosts) + " hosts (split it up)");
+      fail_host_list(item, "expands to more than " + std::to_string(max_expanded_hosts) + " hosts (split it up)");
     }
     last_close = close;
     i = close + 1;
@@ -248,8 +243,8 @@ std::vector<std::string> HostPattern::names() const {
       const auto [close, open] = *touching_;
       std::string fixed(item_);
       fixed.insert(close + 1, "-");
-      fail(item_, "the ranges at " + column(close) + " and " + column(open) + " run together, so " +
-                      in_quotes(name) + " comes out twice (put a separator between them: " +
+      fail_host_list(item_, "the ranges at " + column_text(close) + " and " + column_text(open) + " run together, so " +
+                      quote_for_message(name) + " comes out twice (put a separator between them: " +
                       escape_for_message(fixed) + ")");
     }
   }
@@ -264,17 +259,17 @@ HostItem parse_host_item(string_view item) {
     result.user = item.substr(0, at_sign);
     rest = item.substr(at_sign + 1);
     rest_at = at_sign + 1;
-    if (result.user.empty()) fail(item, "missing user name before '@' (write user@host)");
+    if (result.user.empty()) fail_host_list(item, "missing user name before '@' (write user@host)");
     refuse_rcmd_type(string_view(result.user).substr(0, result.user.find(':')), item);
     if (result.user.find_first_of("[]:") != std::string::npos) {
-      fail(item, "user name " + in_quotes(result.user) +
+      fail_host_list(item, "user name " + quote_for_message(result.user) +
                      " cannot hold '[', ']' or ':' (ranges and ports apply to the host part)");
     }
     if (const auto second = rest.find('@'); second != string_view::npos) {
-      fail(item, "second '@' at " + column(rest_at + second) + " (write user@host)");
+      fail_host_list(item, "second '@' at " + column_text(rest_at + second) + " (write user@host)");
     }
   }
-  if (rest.empty()) fail(item, "missing host name (write [user@]host[:port])");
+  if (rest.empty()) fail_host_list(item, "missing host name (write [user@]host[:port])");
 
   // [v6addr] or [v6addr]:port
   if (rest.front() == '[') {
@@ -282,13 +277,13 @@ HostItem parse_host_item(string_view item) {
     const string_view inside = close == string_view::npos ? string_view{} : rest.substr(1, close - 1);
     if (inside.find(':') != string_view::npos) {
       if (!looks_like_ipv6(inside)) {
-        fail(item, in_quotes(inside) + " in brackets is not an IPv6 address (write [2001:db8::5]:22)");
+        fail_host_list(item, quote_for_message(inside) + " in brackets is not an IPv6 address (write [2001:db8::5]:22)");
       }
       result.address = std::string(inside);
       const string_view after = rest.substr(close + 1);
       if (after.empty()) return result;
       if (after.front() != ':') {
-        fail(item, "unexpected " + in_quotes(after) + " after the IPv6 address (write [addr]:port)");
+        fail_host_list(item, "unexpected " + quote_for_message(after) + " after the IPv6 address (write [addr]:port)");
       }
       result.port = parse_port(after.substr(1), item);
       return result;
@@ -305,7 +300,7 @@ HostItem parse_host_item(string_view item) {
   }
   if (colons.size() > 1) {
     if (!looks_like_ipv6(rest)) {
-      fail(item, "more than one ':' but " + in_quotes(rest) +
+      fail_host_list(item, "more than one ':' but " + quote_for_message(rest) +
                      " is not an IPv6 address (write host:port, or [ipv6]:port)");
     }
     result.address = std::string(rest);
@@ -318,7 +313,7 @@ HostItem parse_host_item(string_view item) {
     if (!all_digits(rest.substr(colons.front() + 1))) refuse_rcmd_type(pattern, item);
     result.port = parse_port(rest.substr(colons.front() + 1), item);
   }
-  if (pattern.empty()) fail(item, "missing host name before ':' (write host:port)");
+  if (pattern.empty()) fail_host_list(item, "missing host name before ':' (write host:port)");
   result.pattern.emplace(pattern, item, rest_at);
   result.wildcard = pattern.find_first_of("*?") != string_view::npos;
   return result;
@@ -329,6 +324,17 @@ std::string host_text(const std::string& host, uint16_t port) {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+void fail_host_list(string_view item, const std::string& detail) { throw bad_host_list(item, detail); }
+
+bool is_list_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+string_view trim_blanks(string_view text) {
+  while (!text.empty() && is_list_blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_list_blank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string column_text(std::size_t offset) { return "column " + std::to_string(offset + 1); }
 
 UsageError bad_host_list(string_view item, const std::string& detail) {
   return UsageError("bad host list " + quote_for_message(item) + ": " + detail);
@@ -357,8 +363,6 @@ std::string escape_for_message(string_view text) {
   return out;
 }
 
-// Blanks separate items within a line; newlines separate lines.
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 std::string quote_for_message(string_view text) { return "'" + escape_for_message(text) + "'"; }
 
 }  // namespace tpush::inventory

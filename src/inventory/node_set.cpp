@@ -11,6 +11,7 @@
 
 #include "tpush/inventory/host_list.h"
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 namespace tpush::inventory {
 namespace {
@@ -18,7 +19,6 @@ namespace {
 using std::string;
 using std::string_view;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // nodeset orders the numbers of a range set shorter first, then by text: 9 < 01 < 10.
 bool number_less(const string& a, const string& b) {
@@ -252,14 +252,14 @@ void split_label(string_view label, string& key, Pattern& shape, std::vector<str
   key.clear();
   std::size_t i = 0;
   while (i < host.size()) {
-    if (!is_digit(host[i])) {
+    if (!util::is_digit(host[i])) {
       shape.pieces.back() += host[i];
       key += host[i] == '%' ? string("%%") : string(1, host[i]);
       ++i;
       continue;
     }
     std::size_t end = i;
-    while (end < host.size() && is_digit(host[end])) ++end;
+    while (end < host.size() && util::is_digit(host[end])) ++end;
     if (end - i > max_range_digits) {
       // Too long for a bracket group, which could not be read back: literal.
       shape.pieces.back() += host.substr(i, end - i);

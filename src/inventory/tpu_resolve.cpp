@@ -34,7 +34,6 @@ constexpr std::size_t kParallelGcloud = 8;  // gcloud calls in flight at once
 
 std::string env_or_empty(const char* name) { return util::env_value(name).value_or(""); }
 
-std::string trim(std::string_view s) { return std::string(util::trim(s)); }
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {
   std::vector<std::string> out;
@@ -43,7 +42,7 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
     std::size_t start = 0;
     while (start <= item.size()) {
       auto comma = item.find(',', start);
-      std::string part = trim(item.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string part = util::trimmed(item.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       if (!part.empty() && seen.insert(part).second) out.push_back(part);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -89,23 +88,23 @@ std::optional<std::optional<std::string>> config_file_value(const std::string& s
   if (active.empty()) {
     std::ifstream a(dir / "active_config");
     if (a) std::getline(a, active);
-    active = trim(active);
+    active = util::trimmed(active);
     if (active.empty()) active = "default";
   }
   std::ifstream in(dir / "configurations" / ("config_" + active));
   if (!in) return std::nullopt;
   std::string line, current;
   while (std::getline(in, line)) {
-    line = trim(line);
+    line = util::trimmed(line);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line.front() == '[' && line.back() == ']') {
-      current = trim(line.substr(1, line.size() - 2));
+      current = util::trimmed(line.substr(1, line.size() - 2));
       continue;
     }
     auto eq = line.find('=');
     if (eq == std::string::npos || current != section) continue;
-    if (trim(line.substr(0, eq)) == key) {
-      std::string value = trim(line.substr(eq + 1));
+    if (util::trimmed(line.substr(0, eq)) == key) {
+      std::string value = util::trimmed(line.substr(eq + 1));
       if (value.empty()) return std::optional<std::string>();
       return std::optional<std::string>(value);
     }

@@ -29,13 +29,12 @@ int parse_index(std::string_view part, const std::string& text) {
   return value;
 }
 
-std::string trim(std::string_view s) { return std::string(util::trim(s)); }
 
 }  // namespace
 
 WorkerSelection WorkerSelection::parse(const std::string& raw) {
   WorkerSelection sel;
-  std::string text = trim(raw);
+  std::string text = util::trimmed(raw);
   sel.text_ = text;
   std::string lower = text;
   std::transform(lower.begin(), lower.end(), lower.begin(),
@@ -46,15 +45,15 @@ WorkerSelection WorkerSelection::parse(const std::string& raw) {
   std::string_view rest = text;
   while (true) {
     auto comma = rest.find(',');
-    std::string part = trim(rest.substr(0, comma));
+    std::string part = util::trimmed(rest.substr(0, comma));
     if (part.empty()) {
       if (comma == std::string_view::npos && !picked.empty()) break;  // trailing comma
       bad(text, "empty element");
     }
     if (auto dash = part.find('-'); dash != std::string::npos) {
       std::string_view p = part;
-      int lo = parse_index(trim(p.substr(0, dash)), text);
-      int hi = parse_index(trim(p.substr(dash + 1)), text);
+      int lo = parse_index(util::trimmed(p.substr(0, dash)), text);
+      int hi = parse_index(util::trimmed(p.substr(dash + 1)), text);
       if (lo > hi) bad(text, "range '" + part + "' runs backwards");
       for (int i = lo; i <= hi; ++i) picked.insert(i);
     } else {

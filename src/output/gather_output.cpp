@@ -17,7 +17,6 @@ std::string sha256(std::string_view bytes) {
   return std::string(reinterpret_cast<const char*>(md), len);
 }
 
-int index_of(fanout::Stream s) { return s == fanout::Stream::out ? 0 : 1; }
 
 }  // namespace
 

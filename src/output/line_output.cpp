@@ -11,7 +11,6 @@ constexpr std::string_view kOutColor = "\033[36m";  // cyan for stdout prefixes
 constexpr std::string_view kErrColor = "\033[31m";  // red for stderr prefixes
 constexpr std::string_view kReset = "\033[0m";
 
-std::size_t index_of(Stream s) { return s == Stream::out ? 0 : 1; }
 
 }  // namespace
 

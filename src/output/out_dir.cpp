@@ -13,7 +13,6 @@
 namespace tpush::output {
 namespace {
 
-int index_of(fanout::Stream s) { return s == fanout::Stream::out ? 0 : 1; }
 
 std::string file_name(std::string label) {
   for (char& c : label)

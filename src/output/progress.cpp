@@ -12,7 +12,6 @@
 namespace tpush::output {
 namespace {
 
-constexpr auto kRedraw = std::chrono::milliseconds(200);
 
 std::size_t terminal_width() { return std::max<std::size_t>(util::terminal_columns(STDERR_FILENO).value_or(80), 20); }
 
@@ -74,7 +73,7 @@ std::string Progress::line(std::size_t width) const {
 }
 
 void Progress::poll(Writer& writer, std::chrono::steady_clock::time_point now) {
-  if (!enabled_ || now - last_draw_ < kRedraw) return;
+  if (!enabled_ || now - last_draw_ < util::redraw_interval) return;
   last_draw_ = now;
   writer.status(line(terminal_width()));
 }

@@ -7,7 +7,6 @@ namespace tpush::output {
 namespace {
 
 constexpr auto kFirstDraw = std::chrono::seconds(1);
-constexpr auto kRedraw = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -50,7 +49,7 @@ std::string StatusLine::line(Clock::time_point now, std::size_t width) const {
 }
 
 void StatusLine::poll(Writer& writer, Clock::time_point now) {
-  if (!enabled_ || now - run_start_ < kFirstDraw || now - last_draw_ < kRedraw) return;
+  if (!enabled_ || now - run_start_ < kFirstDraw || now - last_draw_ < util::redraw_interval) return;
   last_draw_ = now;
   while (!start_order_.empty() && !is_running_[start_order_.front()]) start_order_.pop_front();
   writer.status(line(now, util::terminal_columns(2).value_or(80)));

@@ -15,7 +15,6 @@
 namespace tpush::ssh {
 namespace {
 
-unsigned int len(const std::string& s) { return static_cast<unsigned int>(s.size()); }
 
 std::string base_name(std::string remote) {
   while (remote.size() > 1 && remote.back() == '/') remote.pop_back();
@@ -118,7 +117,7 @@ bool SftpDownload::step() {
 
     case Step::stat: {
       LIBSSH2_SFTP_ATTRIBUTES attrs{};
-      const int rc = libssh2_sftp_stat_ex(sftp_, current_.remote.c_str(), len(current_.remote),
+      const int rc = libssh2_sftp_stat_ex(sftp_, current_.remote.c_str(), length(current_.remote),
                                           LIBSSH2_SFTP_STAT, &attrs);
       if (would_block(rc)) return false;
       if (rc != 0) return fail_item(current_.remote, "cannot read", rc);
@@ -143,7 +142,7 @@ bool SftpDownload::step() {
     }
 
     case Step::opendir:
-      handle_ = libssh2_sftp_open_ex(sftp_, current_.remote.c_str(), len(current_.remote), 0, 0,
+      handle_ = libssh2_sftp_open_ex(sftp_, current_.remote.c_str(), length(current_.remote), 0, 0,
                                      LIBSSH2_SFTP_OPENDIR);
       if (!handle_) {
         const int rc = last_errno();
@@ -186,7 +185,7 @@ bool SftpDownload::step() {
     }
 
     case Step::open: {
-      handle_ = libssh2_sftp_open_ex(sftp_, current_.remote.c_str(), len(current_.remote), LIBSSH2_FXF_READ, 0,
+      handle_ = libssh2_sftp_open_ex(sftp_, current_.remote.c_str(), length(current_.remote), LIBSSH2_FXF_READ, 0,
                                      LIBSSH2_SFTP_OPENFILE);
       if (!handle_) {
         const int rc = last_errno();

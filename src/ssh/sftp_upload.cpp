@@ -11,7 +11,6 @@
 namespace tpush::ssh {
 namespace {
 
-unsigned int len(const std::string& s) { return static_cast<unsigned int>(s.size()); }
 
 bool trivial_dir(const std::string& d) { return d.empty() || d == "/" || d == "." || d == "~"; }
 
@@ -104,7 +103,7 @@ bool SftpUpload::step() {
       }
       const UploadItem& item = items_[index_];
       const long mode = (!item.bytes && item.preserve) ? item.mode : 0755;
-      const int rc = libssh2_sftp_mkdir_ex(sftp_, top.c_str(), len(top), mode);
+      const int rc = libssh2_sftp_mkdir_ex(sftp_, top.c_str(), length(top), mode);
       if (would_block(rc)) return false;
       if (rc == 0) {
         dirs_made_.insert(top);
@@ -126,7 +125,7 @@ bool SftpUpload::step() {
     case Step::ensure_dir_stat: {
       const std::string& top = dir_stack_.back();
       LIBSSH2_SFTP_ATTRIBUTES attrs{};
-      const int rc = libssh2_sftp_stat_ex(sftp_, top.c_str(), len(top), LIBSSH2_SFTP_STAT, &attrs);
+      const int rc = libssh2_sftp_stat_ex(sftp_, top.c_str(), length(top), LIBSSH2_SFTP_STAT, &attrs);
       if (would_block(rc)) return false;
       if (rc == 0 && (attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) && LIBSSH2_SFTP_S_ISDIR(attrs.permissions)) {
         dirs_made_.insert(top);
@@ -141,7 +140,7 @@ bool SftpUpload::step() {
 
     case Step::open: {
       const UploadItem& item = items_[index_];
-      handle_ = libssh2_sftp_open_ex(sftp_, temp_.c_str(), len(temp_),
+      handle_ = libssh2_sftp_open_ex(sftp_, temp_.c_str(), length(temp_),
                                      LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC | LIBSSH2_FXF_EXCL,
                                      item.mode, LIBSSH2_SFTP_OPENFILE);
       if (handle_) {
@@ -206,7 +205,7 @@ bool SftpUpload::step() {
       attrs.permissions = item.mode;
       attrs.atime = static_cast<unsigned long>(item.atime);
       attrs.mtime = static_cast<unsigned long>(item.mtime);
-      const int rc = libssh2_sftp_stat_ex(sftp_, temp_.c_str(), len(temp_), LIBSSH2_SFTP_SETSTAT, &attrs);
+      const int rc = libssh2_sftp_stat_ex(sftp_, temp_.c_str(), length(temp_), LIBSSH2_SFTP_SETSTAT, &attrs);
       if (would_block(rc)) return false;
       if (rc != 0) return fail_item(item.remote, "cannot set mode and times", rc);
       step_ = Step::rename;
@@ -218,8 +217,8 @@ bool SftpUpload::step() {
       // posix-rename@openssh.com is rename(2): atomic, replaces the target. Plain
       // SFTP v3 rename (link + unlink in OpenSSH) refuses an existing target, and
       // libssh2's OVERWRITE/ATOMIC flags are only sent in protocol 5+.
-      const int rc = libssh2_sftp_posix_rename_ex(sftp_, temp_.c_str(), len(temp_), item.remote.c_str(),
-                                                  len(item.remote));
+      const int rc = libssh2_sftp_posix_rename_ex(sftp_, temp_.c_str(), length(temp_), item.remote.c_str(),
+                                                  length(item.remote));
       if (would_block(rc)) return false;
       if (rc != 0) {
         if (bare_failure(rc))
@@ -239,7 +238,7 @@ bool SftpUpload::step() {
 
     case Step::cleanup_unlink: {
       if (!temp_.empty() && items_[index_].bytes) {
-        const int rc = libssh2_sftp_unlink_ex(sftp_, temp_.c_str(), len(temp_));
+        const int rc = libssh2_sftp_unlink_ex(sftp_, temp_.c_str(), length(temp_));
         if (would_block(rc)) return false;
       }
       error_ = pending_error_;

@@ -13,6 +13,9 @@ namespace tpush::fanout {
 
 enum class Stream { out = 1, err = 2 };
 
+// 0 for stdout, 1 for stderr: an index into per-stream arrays.
+inline std::size_t index_of(Stream s) { return s == Stream::out ? 0 : 1; }
+
 class OutputSink {
  public:
   virtual ~OutputSink() = default;

@@ -74,4 +74,14 @@ UsageError bad_host_list(std::string_view item, const std::string& detail);
 std::string escape_for_message(std::string_view text);
 std::string quote_for_message(std::string_view text);
 
+// bad_host_list, thrown.
+[[noreturn]] void fail_host_list(std::string_view item, const std::string& detail);
+
+// What separates items within a line of a host list (newlines separate lines).
+bool is_list_blank(char c);
+// `text` without the list blanks around it.
+std::string_view trim_blanks(std::string_view text);
+// "column N" for a 0-based offset into an item, in messages.
+std::string column_text(std::size_t offset);
+
 }  // namespace tpush::inventory

@@ -47,6 +47,8 @@ class SftpTransfer {
   static std::string status_text(unsigned long code);
 
  protected:
+  // A path's length as libssh2's SFTP calls take it.
+  static unsigned int length(const std::string& path) { return static_cast<unsigned int>(path.size()); }
   // True (and the wait direction set) when rc is EAGAIN.
   bool would_block(int rc);
   // Closes handle_; false while that would block. `rc` (if given) gets the result.

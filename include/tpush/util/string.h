@@ -14,6 +14,10 @@ namespace tpush::util {
 
 // `s` without leading and trailing blanks (space, tab, CR, LF, VT, FF).
 std::string_view trim(std::string_view s);
+// trim(), as a string of its own.
+inline std::string trimmed(std::string_view s) { return std::string(trim(s)); }
+
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // The items with `separator` between them: join({"a", "b"}, ", ") == "a, b".
 std::string join(const std::vector<std::string>& items, std::string_view separator);

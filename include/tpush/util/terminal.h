@@ -1,11 +1,15 @@
 // Talking to the user's terminal directly (not stdin/stdout, which may be pipes).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
 
 namespace tpush::util {
+
+// How often a line tpush redraws in place (status, progress) may change.
+inline constexpr std::chrono::milliseconds redraw_interval{200};
 
 // Asks on /dev/tty with echo off; nullopt when there is no terminal.
 std::optional<std::string> read_secret_from_tty(const std::string& prompt);
