@@ -111,8 +111,8 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
   settings_.home = home_;
   settings_.reaper = &reaper_;
   if (o.host) settings_.pool = o.host->pool;
-  if (&jumps_ != &own_jumps_) jumps_.lend(settings_);
   choose_output();
+  if (&jumps_ != &own_jumps_) jumps_.lend(settings_);  // last: nothing may throw after it (the destructor parks)
 }
 
 RunContext::~RunContext() {
