@@ -53,6 +53,18 @@ def sessions_started(farm) -> int:
     return farm.sshd.log.read_text(errors="replace").count("Starting session: command")
 
 
+def trust_an_impostor(home, tmp_path, entry: str) -> None:
+    """known_hosts says another key (a fresh one) for `entry` ("[addr]:port"), which it
+    must already hold: the server's real key is no longer accepted."""
+    key = tmp_path / "impostor"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=30)
+    impostor = " ".join(key.with_suffix(".pub").read_text().split()[:2])
+    kh = home / ".ssh" / "known_hosts"
+    lines = kh.read_text().splitlines(keepends=True)
+    assert any(l.startswith(entry + " ") for l in lines), f"known_hosts has no line for {entry}"
+    kh.write_text("".join(f"{entry} {impostor}\n" if l.startswith(entry + " ") else l for l in lines))
+
+
 @pytest.fixture
 def run_dir(tmp_path):
     d = tmp_path / "run"
@@ -438,14 +450,7 @@ def test_a_kept_jump_host_is_checked_against_known_hosts_again(farm, tpush, home
     args = ["-J", bastion.jump(USER), *host_args(hosts)]
     assert tpush(*args, "true", env=penv).returncode == 0
     before = logins(farm)
-    key = tmp_path / "impostor"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=30)
-    impostor = " ".join(key.with_suffix(".pub").read_text().split()[:2])
-    kh = home / ".ssh" / "known_hosts"
-    first = f"[{bastion.address}]:{bastion.port} "
-    lines = kh.read_text().splitlines(keepends=True)
-    assert any(l.startswith(first) for l in lines)
-    kh.write_text("".join(first + impostor + "\n" if l.startswith(first) else l for l in lines))
+    trust_an_impostor(home, tmp_path, f"[{bastion.address}]:{bastion.port}")
     r = tpush(*args, "echo ran", env=penv)
     assert r.returncode == 255, str(r)
     assert all(v == [] for v in split_prefixed(r.out, hosts).values()), str(r)
@@ -550,13 +555,7 @@ def test_a_kept_session_is_checked_against_known_hosts_again(farm, tpush, home, 
     r = tpush(*host_args(hosts), "true", env=penv)
     assert r.returncode == 0, str(r)
     before = logins(farm)
-    key = tmp_path / "impostor"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True, timeout=30)
-    impostor = " ".join(key.with_suffix(".pub").read_text().split()[:2])
-    kh = home / ".ssh" / "known_hosts"
-    first = f"[{hosts[0].rsplit(':', 1)[0]}]:{farm.port} "
-    kh.write_text("".join(first + impostor + "\n" if l.startswith(first) else l
-                          for l in kh.read_text().splitlines(keepends=True)))
+    trust_an_impostor(home, tmp_path, f"[{hosts[0].rsplit(':', 1)[0]}]:{farm.port}")
     r = tpush(*host_args(hosts), "echo ran", env=penv)
     assert r.returncode == 255, str(r)
     assert split_prefixed(r.out, hosts) == {hosts[0]: [], hosts[1]: ["ran"]}, str(r)
