@@ -27,8 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::string_view;
 
-std::string escaped(string_view text) { return escape_for_message(text); }
-
 // '*' any run of characters, '?' one character.
 bool glob_match(string_view mask, string_view name) {
   std::size_t m = 0, n = 0;
@@ -178,7 +176,7 @@ class Expander {
       try {
         add_line(line, scope, Mode::include, {}, base);
       } catch (const UsageError& e) {
-        throw UsageError(escaped(source) + ":" + std::to_string(line_no) + ": " + e.what());
+        throw UsageError(escape_for_message(source) + ":" + std::to_string(line_no) + ": " + e.what());
       }
     }
   }
@@ -193,7 +191,7 @@ class Expander {
       std::string cycle;
       for (std::size_t j = i; j < chain_.size(); ++j) cycle += chain_[j].first.string() + " -> ";
       throw UsageError("hosts file " + quote_for_message(file.string()) + " includes itself (" +
-                       escaped(cycle + file.string()) + ")");
+                       escape_for_message(cycle + file.string()) + ")");
     }
     const std::string text = read_list_file(file, "hosts file");
     chain_.emplace_back(file, identity);
@@ -242,7 +240,7 @@ class Expander {
         if (!special.empty()) {
           fail_host_list(line, quote_for_message(special) + " cannot take part in '" + std::string(1, c) +
                          "' (exclusions and filters apply to the whole list; write " +
-                         operator_meaning(c) + ", and " + escaped(special) + " after a comma)");
+                         operator_meaning(c) + ", and " + escape_for_message(special) + " after a comma)");
         }
         op = c;
         op_at = i;
@@ -415,7 +413,7 @@ class Expander {
       if (group_chain_[i].first != key) continue;
       std::string cycle;
       for (std::size_t j = i; j < group_chain_.size(); ++j) cycle += group_chain_[j].second + " -> ";
-      throw UsageError("group " + quote_for_message(shown) + " includes itself (" + escaped(cycle + shown) + ")");
+      throw UsageError("group " + quote_for_message(shown) + " includes itself (" + escape_for_message(cycle + shown) + ")");
     }
     if (groups_ == nullptr) {
       fail_host_list(token, "unknown group " + quote_for_message(shown) + " (no groups file is set up" + hint() +

@@ -34,7 +34,6 @@ constexpr std::size_t kParallelGcloud = 8;  // gcloud calls in flight at once
 
 std::string env_or_empty(const char* name) { return util::env_value(name).value_or(""); }
 
-
 std::vector<std::string> split_list(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   std::set<std::string> seen;

@@ -29,7 +29,6 @@ int parse_index(std::string_view part, const std::string& text) {
   return value;
 }
 
-
 }  // namespace
 
 WorkerSelection WorkerSelection::parse(const std::string& raw) {

@@ -454,10 +454,9 @@ void JumpPool::lend(const ConnectionSettings& settings) { settings_ = &settings;
 void JumpPool::park() {
   attach(nullptr);
   settings_ = &own_settings_;
-  for (auto& [key, hosts] : hosts_) {
-    drop(hosts, [](const JumpHost& h) { return h.failed() || h.tunnels() == 0; });
+  close_unused();
+  for (auto& [key, hosts] : hosts_)
     for (auto& h : hosts) h->park(own_settings_.reaper);
-  }
 }
 
 void JumpPool::tick(Clock::time_point now) {
@@ -466,8 +465,12 @@ void JumpPool::tick(Clock::time_point now) {
       h->advance(now);
       h->tick(now);
     }
-    drop(hosts, [](const JumpHost& h) { return h.failed() || h.tunnels() == 0; });
   }
+  close_unused();
+}
+
+void JumpPool::close_unused() {
+  for (auto& [key, hosts] : hosts_) drop(hosts, [](const JumpHost& h) { return h.failed() || h.tunnels() == 0; });
   std::erase_if(hosts_, [](const auto& e) { return e.second.empty(); });
 }
 

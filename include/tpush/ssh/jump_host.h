@@ -188,6 +188,8 @@ class JumpPool {
   // connection would).
   void resume_chain(const std::vector<Hop>& chain);
   void drop(Sessions& sessions, const std::function<bool(const JumpHost&)>& which);
+  // Closes the jump hosts that failed or carry no tunnel (between runs).
+  void close_unused();
 
   const ConnectionSettings& own_settings_;
   const ConnectionSettings* settings_;
