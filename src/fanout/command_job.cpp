@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tpush/ssh/kept_shell.h"
 #include "tpush/ssh/session_wait.h"
 
 namespace tpush::fanout {
@@ -114,10 +115,12 @@ void CommandJob::advance_work() {
     // ended while kept, its session still up: this command runs as a new login
     // would, on an exec channel, and a new shell starts for the next.
     const bool gone_while_kept =
-        end.kind == ssh::KeptShell::RunEnd::Kind::failed && !end.hung_up && !shell->command_sent();
+        end.kind == ssh::KeptShell::RunEnd::Kind::failed && !end.hung_up && !shell->answered();
     if (end.kind != ssh::KeptShell::RunEnd::Kind::declined && !gone_while_kept) return finish_from_shell(end);
     spdlog::debug("worker {}: command not run in the kept shell: {}", index_,
                   end.error.empty() ? "a login file changed" : end.error);
+    if (gone_while_kept && shell->command_sent())
+      run_behind_claim(Outcome::failed, "the worker's kept shell ended before the command answered");
     via_shell_ = false;
     channel_ = std::make_unique<ssh::ExecChannel>(session(), command_, channel_settings_);
   }
@@ -146,8 +149,17 @@ void CommandJob::finish_from_shell(const ssh::KeptShell::RunEnd& end) {
   finish(end.status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(end.status), end.status);
 }
 
+void CommandJob::run_behind_claim(Outcome outcome, std::string what_failed) {
+  command_ = ssh::with_claim(kept_shell()->claim_path(), command_);
+  claimed_.emplace(outcome, std::move(what_failed));
+}
+
 void CommandJob::finish_from_channel() {
   if (timing_out_) return finish(Outcome::timed_out, timed_out_reason());
+  // The claim's exit, before the group's tag: the kept shell had the command.
+  if (claimed_ && channel_->phase() == ssh::ExecChannel::Phase::done && channel_->exit_signal().empty() &&
+      channel_->exit_status() == 255 && group_ && !group_->pgid())
+    return finish(claimed_->first, claimed_->second + ": it may have run, so it was not run again");
   if (channel_->phase() == ssh::ExecChannel::Phase::failed) {
     if (restart_on_fresh_session()) return;
     const auto& err = channel_->error();
@@ -218,13 +230,15 @@ bool CommandJob::work_clean() const {
   return true;
 }
 
-bool CommandJob::work_asked_nothing() const {
+bool CommandJob::work_may_start_again() const {
   if (!stops_.empty()) return false;
-  if (via_shell_) return !kept_shell()->command_sent();
+  if (via_shell_) return !kept_shell()->answered();
   return channel_ && !channel_->command_sent();
 }
 
 void CommandJob::reset_work() {
+  if (via_shell_ && kept_shell()->command_sent())
+    run_behind_claim(Outcome::lost, lost_reason("the kept session broke before the command answered"));
   if (channel_) channel_->release();
   channel_.reset();
   via_shell_ = false;

@@ -37,7 +37,7 @@ void SessionJob::take_kept_session(const ssh::Endpoint& endpoint, const ssh::Con
 }
 
 bool SessionJob::restart_on_fresh_session() {
-  if (!fresh_ || finished() || !work_asked_nothing()) return false;
+  if (!fresh_ || finished() || !work_may_start_again()) return false;
   spdlog::debug("{}: kept session is gone; connecting again", pool_key_);
   reset_work();
   shell_.reset();  // it lived on the old session

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "tpush/ssh/remote_group.h"
+#include "tpush/util/shell_quote.h"
 
 namespace tpush::ssh {
 namespace {
@@ -15,12 +16,25 @@ constexpr const char* kLoginFiles =
     "/etc/environment \"$HOME/.pam_environment\" \"$HOME/.ssh/environment\" \"$HOME/.ssh/rc\" "
     "/etc/ssh/sshrc /etc/bash.bashrc \"$HOME/.bashrc\" ${BASH_ENV:+\"$BASH_ENV\"}";
 
+// How many claim files a kept shell lets pile up before it removes them (with
+// one `rm`, a fork and an exec that the commands in between do not pay).
+constexpr int kClaimsKept = 64;
+
+// The hello line's word: "ready " and the guardian's directory, where the
+// claims are. A longer line is not the shell's.
+constexpr std::size_t kMaxHello = 4096;
+
 // The shell's own variables and its function, all named tpush_..., are unset
 // before the command runs. Its stderr is /dev/null (bash's notices about its
 // jobs go there); each job gets the channel's stderr from fd 3. `wait` returns
 // when a job stops, too: the loop waits until it is gone. tpush_state says
 // which login files exist and which changed since the stamp file was made:
-// any difference from the start and the command is declined.
+// any difference from the start and the command is declined. Then the
+// command's claim: a file made with noclobber (O_EXCL), so that of the kept
+// shell and a later login running the same command (with_claim()) only the
+// first runs it. The shell removes its own claims CLAIMS_KEPT commands at a
+// time, never the one of the command it is running: the client sends a
+// command only once it knows how the one before ended.
 constexpr const char* kShellLoop = R"SH(exec 3>&2 2>/dev/null
 tpush_t=$tpush_d/shell-$$
 : > "$tpush_t" || exit 0
@@ -30,20 +44,25 @@ tpush_state() {
     if [ -e "$tpush_f" ]; then tpush_x+=1; [ "$tpush_f" -nt "$tpush_t" ] && tpush_x+=n; else tpush_x+=0; fi
   done
 }
-tpush_state; tpush_x0=$tpush_x
+tpush_state; tpush_x0=$tpush_x tpush_a= tpush_i=0
 set -m
-printf '%sready\n' "$1"
-while read -r tpush_n tpush_p tpush_e; do
-  if [ "$tpush_n" = ping ]; then printf '%sready\n' "$1"; continue; fi
+printf '%sready %s\n' "$1" "$tpush_d"
+while read -r tpush_n tpush_p tpush_e tpush_k; do
   tpush_c=
   while [ "$tpush_n" -gt 0 ] && IFS= read -r tpush_l; do tpush_c+=$tpush_l$'\n'; tpush_n=$((tpush_n - 1)); done
   tpush_state
   if [ "$tpush_x" != "$tpush_x0" ]; then printf '%sstale\n' "$tpush_e"; printf '%sstale\n' "$tpush_e" >&3; exit 0; fi
+  if [ "$tpush_i" -ge CLAIMS_KEPT ]; then (cd "$tpush_d" && IFS=' ' && command rm -f -- $tpush_a) </dev/null >/dev/null; tpush_a= tpush_i=0; fi
+  tpush_o=$-; set -C
+  { : > "$tpush_d/c$tpush_k"; } && tpush_r=0 || tpush_r=1
+  case $tpush_o in *C*) ;; *) set +C;; esac
+  if [ "$tpush_r" != 0 ]; then printf '%sclaimed\n' "$tpush_e"; printf '%sclaimed\n' "$tpush_e" >&3; exit 0; fi
+  tpush_a+=" c$tpush_k" tpush_i=$((tpush_i + 1))
   ( trap - INT TERM QUIT HUP
     printf '%s%s\n' "$tpush_p" "$BASHPID" >&2
     read -r tpush_s < "/proc/$BASHPID/stat" && printf '%s\n' "$tpush_s" > "$tpush_d/j$$"
     set +m --; exec 3>&-
-    eval "unset -f tpush_state; unset tpush_c tpush_d tpush_e tpush_f tpush_g tpush_l tpush_n tpush_p tpush_s tpush_j tpush_r tpush_t tpush_w tpush_x tpush_x0; $tpush_c" ) </dev/null 2>&3 &
+    eval "unset -f tpush_state; unset tpush_a tpush_c tpush_d tpush_e tpush_f tpush_g tpush_i tpush_j tpush_k tpush_l tpush_n tpush_o tpush_p tpush_r tpush_s tpush_t tpush_w tpush_x tpush_x0; $tpush_c" ) </dev/null 2>&3 &
   tpush_j=$!
   while :; do wait "$tpush_j"; tpush_r=$?; kill -0 "$tpush_j" 2>/dev/null || break; done
   if kill -0 -- "-$tpush_j" 2>/dev/null; then tpush_w=$tpush_r+; else tpush_w=$tpush_r; fi
@@ -59,8 +78,13 @@ done
 std::string kept_shell_script(const std::string& hello_tag) {
   std::string loop = kShellLoop;
   loop.replace(loop.find("LOGIN_FILES"), std::string_view("LOGIN_FILES").size(), kLoginFiles);
+  loop.replace(loop.find("CLAIMS_KEPT"), std::string_view("CLAIMS_KEPT").size(), std::to_string(kClaimsKept));
   return "[ -n \"$BASH_VERSION\" ] || exit 0\nset -- '" + hello_tag + "'\n" + guardian_start("exit 0;") + "\n" +
          loop;
+}
+
+std::string with_claim(const std::string& claim, const std::string& command) {
+  return "(set -C; : > " + util::shell_quote(claim) + ") 2>/dev/null || exit 255\n" + command;
 }
 
 namespace {
@@ -89,7 +113,7 @@ void KeptShell::Input::drop_before(std::uint64_t offset) {
 KeptShell::KeptShell(LIBSSH2_SESSION* session)
     : hello_tag_("tpush:shell:" + nonce() + ":"),
       channel_(session, kept_shell_script(hello_tag_), ExecChannel::Settings{false, &input_}),
-      hello_(hello_tag_) {}
+      hello_(hello_tag_, kMaxHello) {}
 
 bool KeptShell::opening() const { return channel_.phase() == ExecChannel::Phase::open; }
 
@@ -100,21 +124,20 @@ bool KeptShell::ended() const {
 bool KeptShell::run(std::string_view command, const std::string& group_tag) {
   if (state_ != State::ready || command.find('\0') != std::string_view::npos) return false;
   const std::string end_tag = "tpush:end:" + nonce() + ":";
+  claim_ = nonce();
   std::string text(command);
   text += '\n';
   std::size_t lines = 0;
   for (char c : text) lines += c == '\n';
-  pending_ = std::to_string(lines) + " " + group_tag + " " + end_tag + "\n" + text;
   out_marker_.emplace(end_tag);
   err_marker_.emplace(end_tag);
   end_.reset();
-  // The command goes once the shell answered a ping: a session that died or
-  // froze while kept is then known before the worker was asked anything, and
-  // the caller can connect afresh without running the command twice.
-  hello_ = ShellMarker(hello_tag_);
-  input_.append("ping\n");
-  sent_before_run_ = std::numeric_limits<std::uint64_t>::max();
-  state_ = State::probing;
+  answered_ = false;
+  // No round trip first to see that the session still lives: the claim makes
+  // running the command again elsewhere safe when it never answers.
+  sent_before_run_ = input_.end();
+  input_.append(std::to_string(lines) + " " + group_tag + " " + end_tag + " " + claim_ + "\n" + text);
+  state_ = State::running;
   return true;
 }
 
@@ -123,10 +146,7 @@ void KeptShell::advance(const ExecChannel::Sink& sink) {
   const ExecChannel::Sink mine{
       [&](int stream, std::string_view bytes) { take(stream, bytes, sink); },
       [&] { return state_ == State::running || state_ == State::draining ? sink.can_accept() : true; }};
-  const State before = state_;
   channel_.advance(mine);
-  // The command just queued after the ping's answer goes out now.
-  if (before == State::probing && state_ == State::running) channel_.advance(mine);
   input_.drop_before(channel_.input_offset());
   if (ended()) channel_ended(sink);
 }
@@ -139,27 +159,16 @@ void KeptShell::take(int stream, std::string_view bytes, const ExecChannel::Sink
       if (stream != 1) return;
       hello_.feed(bytes);
       if (!hello_.word()) return;
-      if (*hello_.word() == "ready") {
+      if (const std::string& word = *hello_.word(); word.rfind("ready /", 0) == 0) {
+        claims_ = word.substr(std::string_view("ready ").size());
         state_ = State::ready;
         was_ready_ = true;
       } else {
         leave();
       }
       return;
-    case State::probing:
-      if (stream != 1) return;
-      hello_.feed(bytes);
-      if (!hello_.word()) return;
-      if (*hello_.word() != "ready") {
-        end_ = RunEnd::failed("the worker's kept shell answered the ping with \"" + *hello_.word() + "\"");
-        return leave();
-      }
-      sent_before_run_ = channel_.input_offset();
-      input_.append(pending_);
-      pending_.clear();
-      state_ = State::running;
-      return;
     case State::running: {
+      answered_ = true;
       ShellMarker& marker = stream == 1 ? *out_marker_ : *err_marker_;
       if (marker.word()) {  // the other stream's marker is still to come
         marker.feed(bytes);  // kept in its rest: output of a process left behind
@@ -184,6 +193,10 @@ void KeptShell::markers_done(const ExecChannel::Sink& sink) {
   const std::string word = *out_marker_->word();
   if (word == "stale") {
     end_ = RunEnd::declined();
+    return leave();
+  }
+  if (word == "claimed") {  // only if the client gave up on this session and ran it elsewhere
+    end_ = RunEnd::failed("the worker's kept shell found the command already claimed");
     return leave();
   }
   const bool left_behind = !word.empty() && word.back() == '+';
@@ -217,7 +230,7 @@ void KeptShell::leave() {
 // state says (only after "+" is the channel's end the run's).
 void KeptShell::channel_ended(const ExecChannel::Sink& sink) {
   const State was = std::exchange(state_, State::gone);
-  if (was != State::probing && was != State::running && was != State::draining) return;
+  if (was != State::running && was != State::draining) return;
   if (was == State::running) {
     for (int stream : {1, 2}) {
       const std::string held = (stream == 1 ? *out_marker_ : *err_marker_).flush();
@@ -229,8 +242,8 @@ void KeptShell::channel_ended(const ExecChannel::Sink& sink) {
   } else if (was == State::draining) {
     end_ = RunEnd::exited(status_);
   } else {
-    end_ = RunEnd::failed(was == State::probing ? "the worker's kept shell ended"
-                                                : "the worker's kept shell ended before the command did");
+    end_ = RunEnd::failed(answered_ ? "the worker's kept shell ended before the command did"
+                                    : "the worker's kept shell ended");
   }
 }
 

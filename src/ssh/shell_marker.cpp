@@ -3,14 +3,7 @@
 #include <algorithm>
 
 namespace tpush::ssh {
-namespace {
-
-// A word longer than this is not one the shell writes: the line was output.
-constexpr std::size_t kMaxWord = 24;
-
-}  // namespace
-
-ShellMarker::ShellMarker(std::string tag) : needle_(std::move(tag)) {}
+ShellMarker::ShellMarker(std::string tag, std::size_t max_word) : needle_(std::move(tag)), max_word_(max_word) {}
 
 std::string ShellMarker::feed(std::string_view chunk) {
   std::string out;
@@ -24,11 +17,11 @@ std::string ShellMarker::feed(std::string_view chunk) {
     if (in_word_) {
       const std::size_t nl = held_.find('\n', from);
       if (nl == std::string::npos) {
-        if (held_.size() - from <= kMaxWord) {
+        if (held_.size() - from <= max_word_) {
           held_.erase(0, from);
           return out;
         }
-      } else if (nl - from <= kMaxWord) {
+      } else if (nl - from <= max_word_) {
         word_ = held_.substr(from, nl - from);
         rest_ = held_.substr(nl + 1);
         held_.clear();

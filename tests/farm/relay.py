@@ -27,7 +27,10 @@ only change the environment of the program that runs the ProxyCommand):
     --connect-delay S    TPUSH_RELAY_DELAY    wait S seconds before connecting
 
 SIGHUP (how OpenSSH ends its ProxyCommand), SIGTERM and SIGINT log an "end" event
-with the byte counts and the signal's name, then exit 128+signal.
+with the byte counts and the signal's name, then exit 128+signal.  SIGUSR1 makes
+the relay deaf: from then on what the server sends is read and dropped (a "fault"
+event "deaf" is logged), while what the client sends still goes through, as when
+a network loses the packets of one direction only.
 
 Connection errors print `relay: connect to HOST:PORT failed: REASON` and exit 1.
 
@@ -89,6 +92,7 @@ class Counts:
     """Bytes relayed so far (read by the signal handler, too)."""
     up = 0    # stdin -> socket
     down = 0  # socket -> stdout
+    deaf = False  # SIGUSR1: the server's bytes are dropped
 
 
 def pump(sock, counts, die_after=None):
@@ -125,6 +129,8 @@ def pump(sock, counts, die_after=None):
                 data = b""
             if not data:
                 return False
+            if counts.deaf:
+                continue
             died = die_after is not None and counts.up + counts.down + len(data) >= die_after
             if died:
                 data = data[:max(0, die_after - counts.up - counts.down)]
@@ -170,6 +176,11 @@ def run(host, port, log_path=None, fail=None, hang_mode=False, die_after=None, c
         os._exit(128 + signum)
     for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
+
+    def on_deaf(_signum, _frame):
+        counts.deaf = True
+        log.event("fault", fault="deaf", up=counts.up, down=counts.down)
+    signal.signal(signal.SIGUSR1, on_deaf)
     try:
         died = pump(sock, counts, die_after)
     except OSError as e:

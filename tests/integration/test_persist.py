@@ -219,19 +219,49 @@ def test_kept_sessions_that_died_are_replaced(farm, tpush, penv):
     assert logins(farm) == before + 8
 
 
-def test_a_frozen_kept_session_is_replaced(farm, tpush, penv):
+def test_a_frozen_kept_session_is_replaced(farm, tpush, penv, tmp_path):
     """A kept session whose server stopped answering (SIGSTOP) is given up on after the
-    silence limit, before the command was sent, and the worker connects afresh."""
+    silence limit (the command was sent, and never answered), and the worker connects
+    afresh and runs the command there; once the frozen server goes on, the command it
+    still held is not run a second time (the new login claimed it)."""
     hosts = farm.hosts[:3]
+    ran = tmp_path / "ran"
     tpush("--alive-interval", "1", *host_args(hosts), "true", env=penv)
     frozen = farm.sshd.sessions()[0]
     os.kill(frozen, signal.SIGSTOP)
     try:
-        r = tpush("--alive-interval", "1", *host_args(hosts), "echo fine", env=penv)
+        r = tpush("--alive-interval", "1", *host_args(hosts),
+                  f"set -- $SSH_CONNECTION; echo $3 >> {ran}; echo fine", env=penv)
     finally:
         os.kill(frozen, signal.SIGCONT)
     assert r.returncode == 0, str(r)
     assert all(v == ["fine"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    wait_until(lambda: frozen not in farm.sshd.sessions(), 10, "the frozen session to end")
+    assert sorted(ran.read_text().split()) == sorted(h.rsplit(":", 1)[0] for h in hosts)
+
+
+def test_a_command_whose_answer_is_lost_is_not_run_again(farm, tpush, penv, relay, tmp_path):
+    """The way back from a kept session goes deaf (its proxy drops what the worker sends):
+    the command, sent at once, runs there but never answers; after the silence limit the
+    worker logs in afresh, finds the command claimed by the kept shell, and says it may
+    have run instead of running it a second time. The other worker is not disturbed."""
+    hosts = farm.hosts[:2]
+    ran = tmp_path / "ran"
+    args = ["--alive-interval", "1", "-o", f"ProxyCommand={relay.command()}", *host_args(hosts)]
+    r = tpush(*args, "true", env=penv)
+    assert r.returncode == 0, str(r)
+    deaf = next(e["pid"] for e in relay.log.events("start") if e["host"] == hosts[0].rsplit(":", 1)[0])
+    os.kill(deaf, signal.SIGUSR1)
+    wait_until(lambda: relay.log.events("fault"), 10, "the relay to go deaf")
+    before = logins(farm)
+    r = tpush(*args, f"set -- $SSH_CONNECTION; echo $3 >> {ran}; echo done", env=penv)
+    assert r.returncode != 0, str(r)
+    out = split_prefixed(r.out, hosts)
+    assert out[hosts[0]] == [] and out[hosts[1]] == ["done"], str(r)
+    assert (f"{hosts[0]}: connection lost (the kept session broke before the command answered): "
+            "it may have run, so it was not run again") in r.err, str(r)
+    assert sorted(ran.read_text().split()) == sorted(h.rsplit(":", 1)[0] for h in hosts)
+    assert logins(farm) == before + 1
 
 
 def test_two_clients_at_once(farm, tpush, penv):

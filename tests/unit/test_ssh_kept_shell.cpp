@@ -20,12 +20,21 @@ const std::string kHello = "tpush:shell:feedc0de:";
 
 std::string end_tag(int n) { return "tpush:end:0000000" + std::to_string(n) + ":"; }
 
-// A command as KeptShell::run() sends it (after the ping).
+std::string claim(int n) { return "c1aim" + std::to_string(n); }
+
+// A command as KeptShell::run() sends it.
 std::string sent(const std::string& command, int n) {
   const std::string text = command + "\n";
   std::size_t lines = 0;
   for (char c : text) lines += c == '\n';
-  return std::to_string(lines) + " " + tpush::ssh::group_tag() + " " + end_tag(n) + "\n" + text;
+  return std::to_string(lines) + " " + tpush::ssh::group_tag() + " " + end_tag(n) + " " + claim(n) + "\n" + text;
+}
+
+// The directory the shell names when ready (its guardian's), for claims.
+std::string claims_dir(const std::string& out) {
+  const std::string ready = kHello + "ready ";
+  REQUIRE(out.rfind(ready, 0) == 0);
+  return out.substr(ready.size(), out.find('\n') - ready.size());
 }
 
 // Runs the script in `shell` (in a session of its own, as sshd starts it) with
@@ -50,19 +59,19 @@ std::pair<std::string, std::string> until_marker(std::string& stream, const std:
 
 }  // namespace
 
-TEST_CASE("kept shell: bash answers pings and runs each command in a group of its own, with nothing of its own") {
+TEST_CASE("kept shell: bash says where its claims are and runs each command in a group of its own, with nothing of its own") {
   const tpush::test::TempDir dir;
-  const std::string input = "ping\n" +
-                            sent("p=$BASHPID; echo \"[$(set | grep -c '^tpush_')] [$#] [$(cut -d' ' -f5 /proc/$p/stat)]\"; "
+  const std::string input = sent("p=$BASHPID; echo \"[$(set | grep -c '^tpush_')] [$#] [$(cut -d' ' -f5 /proc/$p/stat)]\"; "
                                  "echo $p >&2; exit 3",
                                  1) +
-                            "ping\n" + sent("printf 'no newline'; printf two\\\\nlines >&2", 2);
+                            sent("printf 'no newline'; printf two\\\\nlines >&2", 2);
   const auto r = feed(dir, "/bin/bash", input);
   const std::size_t split = r.out.find("--\n");
   REQUIRE(split != std::string::npos);
   std::string out = r.out.substr(0, split), err = r.out.substr(split + 3);
-  CHECK(out.rfind(kHello + "ready\n" + kHello + "ready\n", 0) == 0);  // startup, then the ping
-  out.erase(0, 2 * (kHello.size() + 6));
+  const std::string claims = claims_dir(out);
+  CHECK(claims.rfind(dir.path().string() + "/tpush-guard-", 0) == 0);
+  out.erase(0, out.find('\n') + 1);
   auto [out1, word1] = until_marker(out, end_tag(1));
   CHECK(word1 == "3");
   auto [err1, eword1] = until_marker(err, end_tag(1));
@@ -75,8 +84,6 @@ TEST_CASE("kept shell: bash answers pings and runs each command in a group of it
   // shell leads its own process group.
   CHECK(out1 == "[0] [0] [" + std::to_string(*group.pgid()) + "]\n");
   CHECK(own_err == std::to_string(*group.pgid()) + "\n");
-  CHECK(out.rfind(kHello + "ready\n", 0) == 0);
-  out.erase(0, kHello.size() + 6);
   auto [out2, word2] = until_marker(out, end_tag(2));
   CHECK(out2 == "no newline");
   CHECK(word2 == "0");
@@ -113,6 +120,37 @@ TEST_CASE("kept shell: a changed login file declines the command, a process left
 
 TEST_CASE("kept shell: a login shell that is not bash leaves at once") {
   const tpush::test::TempDir dir;
-  const auto r = feed(dir, "/bin/dash", "ping\n" + sent("echo not run", 1));
+  const auto r = feed(dir, "/bin/dash", sent("echo not run", 1));
   CHECK(r.out == "--\n");
+}
+
+TEST_CASE("kept shell: a command already claimed is not run, and the shell removes its own claims in batches") {
+  const tpush::test::TempDir dir;
+  const std::string guard = "\"$XDG_RUNTIME_DIR\"/tpush-guard-*";
+  SUBCASE("claimed") {
+    const auto r = feed(dir, "/bin/bash",
+                        sent("for d in " + guard + "; do : > \"$d/c" + claim(2) + "\"; done", 1) + sent("echo not run", 2));
+    CHECK(r.out.find(end_tag(1) + "0\n") != std::string::npos);
+    CHECK(r.out.find(end_tag(2) + "claimed\n") != std::string::npos);
+    CHECK(r.out.find("not run") == std::string::npos);
+  }
+  SUBCASE("removed") {
+    std::string input;
+    for (int n = 1; n <= 65; ++n) input += sent("true", n);
+    input += sent("ls " + guard + " | grep -c '^c'", 66);
+    const auto r = feed(dir, "/bin/bash", input);
+    // The 64 claims before the 65th command are gone; the last two are left.
+    CHECK(r.out.find("\n2\n" + end_tag(66) + "0\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("kept shell: a command behind a claim runs only if the claim was free") {
+  const tpush::test::TempDir dir;
+  const std::string claim_file = (dir.path() / "c1aim1").string();
+  const auto run = [&](const std::string& claim_path) {
+    return run_shell("bash -c " + shell_quote(tpush::ssh::with_claim(claim_path, "echo ran")) + "; echo \"[$?]\"");
+  };
+  CHECK(run(claim_file).out == "ran\n[0]\n");
+  CHECK(run(claim_file).out == "[255]\n");  // claimed: by the kept shell, in life
+  CHECK(run((dir.path() / "gone" / "c1aim1").string()).out == "[255]\n");  // the session's directory is gone
 }

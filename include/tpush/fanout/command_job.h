@@ -10,11 +10,15 @@
 // On a session a persist master keeps, a command without a pty or stdin runs
 // through the session's kept shell (ssh/kept_shell.h) once it has one; the
 // first command on the session starts that shell beside its own exec channel.
+// A command that the kept shell never answered runs again (on a new session
+// when the kept one died, else on an exec channel of the same session), behind
+// the claim that keeps it from running twice.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tpush/fanout/output_sink.h"
@@ -42,8 +46,12 @@ class CommandJob final : public SessionJob {
   bool before_timeout() override;
   void release_work() override;
   bool work_clean() const override;
-  bool work_asked_nothing() const override;
+  bool work_may_start_again() const override;
   void reset_work() override;
+  // The command went to the kept shell and never answered: from now on it runs
+  // on exec channels behind its claim (ssh::with_claim), and a login that finds
+  // it claimed ends the job as `outcome`, saying `what_failed`.
+  void run_behind_claim(Outcome outcome, std::string what_failed);
   void finish_from_channel();
   void finish_from_shell(const ssh::KeptShell::RunEnd& end);
   // Starts the kept shell for the session's later commands, once no other
@@ -68,6 +76,7 @@ class CommandJob final : public SessionJob {
   bool want_shell_ = false;  // a kept shell may run this command
   bool via_shell_ = false;   // the command was sent to the kept shell
   bool shell_started_ = false;
+  std::optional<std::pair<Outcome, std::string>> claimed_;  // run_behind_claim()'s
   std::vector<std::string> signals_sent_;  // to the group: what a status of 128 + N may mean
   OutputSink& out_;
   ssh::ExecChannel::Sink sink_;

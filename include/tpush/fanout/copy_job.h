@@ -31,7 +31,7 @@ class CopyJob final : public SessionJob {
   util::Wait work_wait() const override { return transfer_->wait(); }
   void release_work() override;
   bool work_clean() const override;
-  bool work_asked_nothing() const override { return transfer_ && !transfer_->began(); }
+  bool work_may_start_again() const override { return transfer_ && !transfer_->began(); }
   void reset_work() override;
   void report(bool done);
 

@@ -49,17 +49,20 @@ class SessionJob : public WorkerJob {
   // closed): a persist master may then keep the session for the next run.
   virtual bool work_clean() const { return false; }
 
-  // True while the work has asked the worker for nothing but a channel.
-  virtual bool work_asked_nothing() const { return false; }
+  // True while the work may start again on another session: it has asked the
+  // worker for nothing but a channel, or for what can run there at most once
+  // (a kept shell's command that has not answered: it goes again behind its
+  // claim, ssh/kept_shell.h).
+  virtual bool work_may_start_again() const { return false; }
   // Forgets the work without touching the network or the output, to start it
   // again on another session.
   virtual void reset_work() {}
 
   // The work failed on a session kept from an earlier run (settings.pool)
-  // before it asked the worker for anything: the session died while idle
-  // (sshd restarted, the host rebooted, a firewall forgot it). Connects
-  // afresh and starts the work again, once. False when the session was a new
-  // one, or the work had begun: the failure is the worker's.
+  // while it could still start again (work_may_start_again()): the session
+  // died while idle (sshd restarted, the host rebooted, a firewall forgot
+  // it). Connects afresh and starts the work again, once. False when the
+  // session was a new one, or the work had begun: the failure is the worker's.
   bool restart_on_fresh_session();
 
   bool working() const { return working_; }

@@ -7,25 +7,31 @@
 // command (after bash's own startup files, as for any command), with job
 // control on, so each command runs as a job in a process group of its own,
 // just as sshd starts each command in a session of its own. A command is sent
-// once the shell answered a ping (so a session that died or froze while kept
-// is found out before the worker was asked anything), on the shell's stdin as
-// a header line (its line count, the group tag of
-// ssh/remote_group.h, and a tag with a nonce drawn for the command) and its
-// lines; the shell runs it in a subshell with /dev/null as stdin, stdout and
-// stderr being the channel's, registers its group with the connection's
-// hang-up guardian, and after it writes a marker line (ssh/shell_marker.h) on
-// both streams: the exit status, "+" when processes the command started in
-// its group still run (the shell then leaves, and the channel ends when they
-// close its output, as an exec channel would), or "stale" when a file bash or
-// sshd read at login changed since the shell started (the command did not
-// run: the caller runs it on an exec channel, and the next run starts a new
-// shell).
+// at once, on the shell's stdin, as a header line (its line count, the group
+// tag of ssh/remote_group.h, a tag with a nonce drawn for the command, and the
+// name of its claim) and its lines. The shell claims it (a file it creates
+// exclusively in the guardian's directory), runs it in a subshell with
+// /dev/null as stdin, stdout and stderr being the channel's, registers its
+// group with the connection's hang-up guardian, and after it writes a marker
+// line (ssh/shell_marker.h) on both streams: the exit status, "+" when
+// processes the command started in its group still run (the shell then
+// leaves, and the channel ends when they close its output, as an exec channel
+// would), or "stale" when a file bash or sshd read at login changed since the
+// shell started (the command did not run: the caller runs it on an exec
+// channel, and the next run starts a new shell).
+//
+// The claim is what lets a command be sent without first asking whether the
+// kept session still lives: when the session or the shell fails before the
+// command answered, the caller runs it on another channel behind with_claim(),
+// which runs it only if the kept shell never claimed it. So a command runs at
+// most once, and a session that died while kept costs no more than before.
 //
 // Where the login shell is not bash, or the guardian's directory is not the
 // user's, the shell leaves at once and commands keep using exec channels.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,8 +43,14 @@
 namespace tpush::ssh {
 
 // The command that starts a kept shell: `hello_tag` begins the line it
-// writes when ready (and in answer to each ping).
+// writes when ready.
 std::string kept_shell_script(const std::string& hello_tag);
+
+// `command` (an exec channel's) behind the claim at the path `claim`
+// (KeptShell::claim_path()): the login shell exits with 255 before anything
+// else runs when the claim file exists (the kept shell ran the command) or its
+// directory does not (the kept session ended, and with it what it claimed).
+std::string with_claim(const std::string& claim, const std::string& command);
 
 class KeptShell {
  public:
@@ -81,7 +93,12 @@ class KeptShell {
   // command cannot go this way (it holds a NUL byte).
   bool run(std::string_view command, const std::string& group_tag);
   // True once some of the command's bytes went to the worker.
-  bool command_sent() const { return state_ != State::probing && channel_.input_offset() > sent_before_run_; }
+  bool command_sent() const { return channel_.input_offset() > sent_before_run_; }
+  // True once anything of the command came back: it surely started (its
+  // first act is to write its group's tag), or was declined.
+  bool answered() const { return answered_; }
+  // The claim file of the command sent last, for with_claim().
+  std::string claim_path() const { return claims_ + "/c" + claim_; }
   // Set once the run ended: both markers came (and, after "+", the channel's end).
   const std::optional<RunEnd>& run_end() const { return end_; }
 
@@ -90,13 +107,14 @@ class KeptShell {
   void release() { channel_.release(); }
 
  private:
-  enum class State { starting, ready, probing, running, draining, leaving, gone };
+  enum class State { starting, ready, running, draining, leaving, gone };
 
   // The shell's stdin: the commands sent so far.
   class Input final : public InputSource {
    public:
     std::string_view peek(std::uint64_t offset) const override;
-    bool at_end(std::uint64_t offset) const override { return closed_ && offset == base_ + data_.size(); }
+    bool at_end(std::uint64_t offset) const override { return closed_ && offset == end(); }
+    std::uint64_t end() const { return base_ + data_.size(); }
     void append(std::string_view bytes) { data_.append(bytes); }
     void close() { closed_ = true; }
     void drop_before(std::uint64_t offset);
@@ -119,8 +137,10 @@ class KeptShell {
   bool was_ready_ = false;
   ShellMarker hello_;
   std::optional<ShellMarker> out_marker_, err_marker_;
-  std::uint64_t sent_before_run_ = 0;
-  std::string pending_;  // the command, until the shell answered the ping
+  std::uint64_t sent_before_run_ = std::numeric_limits<std::uint64_t>::max();
+  bool answered_ = false;
+  std::string claims_;  // the directory of the claims, as the shell said when ready
+  std::string claim_;   // the claim of the command sent last
   int status_ = -1;
   std::optional<RunEnd> end_;
 };

@@ -15,7 +15,8 @@ namespace tpush::ssh {
 
 class ShellMarker {
  public:
-  explicit ShellMarker(std::string tag);
+  // A word is at most `max_word` bytes: a longer line after the tag is output.
+  explicit ShellMarker(std::string tag, std::size_t max_word = 24);
 
   // The bytes of `chunk` that come before the marker line. Bytes that could
   // still be the start of it are held back until they show what they are;
@@ -30,6 +31,7 @@ class ShellMarker {
 
  private:
   std::string needle_;  // the tag
+  std::size_t max_word_;
   std::string held_;    // a possible start of the needle, or the word so far
   bool in_word_ = false;
   std::optional<std::string> word_;
