@@ -1,6 +1,9 @@
 #include "tpush/ssh/remote_group.h"
 
+#include <sys/random.h>
+
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <utility>
@@ -89,10 +92,16 @@ std::string guardian_start(const std::string& otherwise) {
          " \"$PPID\" \"$tpush_d\" </dev/null >/dev/null 2>&1 & echo \"$!\" > \"$tpush_d/pid\"; fi; ";
 }
 
+// From getrandom(2): one system call, where a std::random_device costs its
+// setup (CPUID, which traps to the hypervisor on a VM) for every nonce.
 std::string nonce() {
-  std::random_device rd;
+  std::uint64_t value = 0;
+  if (::getrandom(&value, sizeof value, 0) != static_cast<ssize_t>(sizeof value)) {
+    std::random_device rd;
+    value = (static_cast<std::uint64_t>(rd()) << 32) | rd();
+  }
   char text[17];
-  std::snprintf(text, sizeof text, "%08x%08x", rd(), rd());
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
   return text;
 }
 
