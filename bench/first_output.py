@@ -11,7 +11,7 @@ scenario. For each tool, each worker count S of --sizes (the first S workers) an
 `date +%s.%N` through them. Every process is on this machine, so the remote timestamps and
 the bench's clock are the same clock; per sample:
 
-    remote start  spawn -> the earliest remote command start (1.5 RTT + local work)
+    remote start  spawn -> the earliest remote command start (tpush: 0.5 RTT + local work)
     first byte    spawn -> the first byte on the tool's stdout (a pipe)
     last start    spawn -> the latest remote command start
     exit          spawn -> the tool's exit
