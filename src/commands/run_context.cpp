@@ -56,6 +56,30 @@ bool is_failure(fanout::Outcome o) {
   return o == Outcome::failed || o == Outcome::unreachable || o == Outcome::timed_out || o == Outcome::lost;
 }
 
+ssh::ProxyCommand proxy_command_of(const Reach& r) {
+  return r.proxy_argv.empty() ? ssh::ProxyCommand::from_line(r.proxy_command.value)
+                              : ssh::ProxyCommand::from_argv(r.proxy_argv, r.proxy_command.value);
+}
+
+// True when a persist master holds a live session for every worker of the run
+// (each direct or through a proxy command; a jump route's key needs its hops'
+// endpoints, so those count as not kept): no worker has to log in, and an
+// encrypted key's passphrase is not asked, as ssh does not ask it for a
+// ControlMaster's sessions.
+bool every_session_kept(const Options& o, const std::vector<Reach>& reaches) {
+  if (!o.host || !o.host->pool || reaches.empty()) return false;
+  for (const auto& r : reaches) {
+    if (r.via == Reach::Via::jump) return false;
+    ssh::Endpoint e;
+    e.host = r.hostname.value;
+    e.port = r.port.value;
+    e.user = r.user.value;
+    if (r.via == Reach::Via::command) e.route = "proxy command " + proxy_command_of(r).shown;
+    if (!o.host->pool->holds(ssh::SessionPool::key_of(e))) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> labels_of(const std::vector<inventory::Worker>& workers) {
   std::vector<std::string> labels;
   labels.reserve(workers.size());
@@ -95,7 +119,8 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       signal_fd_(signal_fd),
       started_(std::chrono::steady_clock::now()),
       home_(planner_.home()),
-      credentials_(ssh::Credentials::gather(identity_files_of(reaches_, true), identity_files_of(reaches_, false))),
+      credentials_(ssh::Credentials::gather(identity_files_of(reaches_, true), identity_files_of(reaches_, false),
+                                            !every_session_kept(o, reaches_))),
       labels_(labels_of(workers_)),
       fanout_(choose_fanout(o, workers_.size())),
       writer_(STDOUT_FILENO, STDERR_FILENO),
@@ -205,8 +230,7 @@ ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label)
       break;
     }
     case Reach::Via::command: {
-      const auto command = r.proxy_argv.empty() ? ssh::ProxyCommand::from_line(r.proxy_command.value)
-                                                : ssh::ProxyCommand::from_argv(r.proxy_argv, r.proxy_command.value);
+      const auto command = proxy_command_of(r);
       spdlog::debug("{}: through proxy command {}", label, command.shown);
       e.via = [command, reaper = &reaper_] { return std::make_unique<ssh::ProxyCommandTransport>(command, reaper); };
       e.route = "proxy command " + command.shown;

@@ -405,6 +405,10 @@ bool Connection::try_keys() {
   const auto& keys = identities_.keys;
   while (key_index_ < keys.size()) {
     const KeyFile& key = *keys[key_index_];
+    if (key.unasked) {
+      ++key_index_;
+      continue;
+    }
     int rc;
     if (key.signing_key) {
       sign_abstract_ = const_cast<SigningKey*>(&*key.signing_key);

@@ -54,14 +54,14 @@ bool is_encrypted_private_key(const std::string& text) {
 }
 
 Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
-                                const std::vector<fs::path>& other_files) {
+                                const std::vector<fs::path>& other_files, bool ask) {
   Credentials c;
   c.use_agent = util::env_value("SSH_AUTH_SOCK").has_value();
 
   auto add = [&](const fs::path& p, bool explicit_file) {
     for (const auto& k : c.keys)
       if (k.path == p) return;
-    KeyFile key{p, {}, {}, {}, false, std::nullopt};
+    KeyFile key{p, {}, {}, {}, false, false, std::nullopt};
     auto text = util::read_file(p);
     if (!text) {
       if (explicit_file)
@@ -80,7 +80,9 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
   // One prompt per encrypted key, before any connection; never per worker.
   if (!c.use_agent) {
     for (auto it = c.keys.begin(); it != c.keys.end();) {
-      if (it->encrypted) {
+      if (it->encrypted && !ask) {
+        it->unasked = true;
+      } else if (it->encrypted) {
         auto pass = util::read_secret_from_tty("Enter passphrase for key '" + it->path.string() + "': ");
         if (!pass) {
           it = c.keys.erase(it);  // no terminal to ask: the key cannot be used
@@ -92,6 +94,10 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
     }
   }
   for (auto& key : c.keys) {
+    if (key.unasked) {
+      key.public_blob = public_blob_of(key.path);
+      continue;
+    }
     key.signing_key = SigningKey::parse(key.private_key, key.passphrase);
     key.public_blob = key.signing_key ? key.signing_key->public_blob() : public_blob_of(key.path);
     spdlog::debug("key {}: {}", key.path.string(),
@@ -116,7 +122,9 @@ Identities Credentials::all() const {
 
 std::string Identities::describe(const fs::path& home) const {
   std::string out = agent_socket ? "agent" : "";
-  for (const KeyFile* k : keys) out += (out.empty() ? "" : ", ") + shorten_home(k->path, home);
+  for (const KeyFile* k : keys)
+    out += (out.empty() ? "" : ", ") + shorten_home(k->path, home) +
+           (k->unasked ? " (passphrase not asked: every worker's session was kept; run again)" : "");
   return out.empty() ? "no keys found: use -i FILE or ssh-agent" : out;
 }
 

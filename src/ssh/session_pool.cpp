@@ -33,6 +33,11 @@ SessionPool::Kept SessionPool::take(const std::string& key) {
   return {};
 }
 
+bool SessionPool::holds(const std::string& key) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& e) { return e.key == key && !e.connection->peer_closed(); });
+}
+
 void SessionPool::give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell) {
   c->park(&reaper_);
   entries_.push_back({key, std::move(c), std::move(shell), Clock::now()});

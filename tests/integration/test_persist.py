@@ -400,14 +400,23 @@ def test_tty_through_the_master(pty_farm, tpush, penv):
 
 def test_a_passphrase_is_asked_on_the_clients_terminal(farm, tpush, bare_home, tmp_path, penv):
     """The master has no terminal: an encrypted key's passphrase is asked on the client's,
-    once, and the run succeeds."""
+    once, and the run succeeds. A repeat whose every worker has a kept session logs in
+    nowhere and asks nothing (as ssh through a ControlMaster); once the sessions died, the
+    next run asks again and logs in afresh."""
     path = converted_key(farm, tmp_path, "test_rsa", "-N", "pass word", "-m", "PEM")
     hosts = farm.hosts[:3]
-    code, out, prompts = run_on_pty([str(tpush.binary), "-i", str(path), *host_args(hosts), whoami_cmd()],
-                                    penv, "pass word")
+    argv = [str(tpush.binary), "-i", str(path), *host_args(hosts), whoami_cmd()]
+    for expected in (1, 0):
+        before = logins(farm)
+        code, out, prompts = run_on_pty(argv, penv, "pass word")
+        assert prompts == expected and code == 0, out
+        for a in farm.addresses[:3]:
+            assert f"{USER}@{a}" in out, out
+        assert logins(farm) == before + (3 if expected else 0)
+    farm.kill_sessions()
+    wait_until(lambda: farm.sshd.sessions() == [], 10, "the sessions to die")
+    code, out, prompts = run_on_pty(argv, penv, "pass word")
     assert prompts == 1 and code == 0, out
-    for a in farm.addresses[:3]:
-        assert f"{USER}@{a}" in out, out
 
 
 def test_sessions_through_a_proxy_command_are_kept(farm, tpush, penv, relay, run_dir):

@@ -19,6 +19,9 @@ struct KeyFile {
   std::string public_blob;
   std::string passphrase;   // asked once on the terminal when the key is encrypted
   bool encrypted = false;
+  // Encrypted, and its passphrase was not asked: every worker of the run had a
+  // session kept by a persist master, so none had to log in. Not offered.
+  bool unasked = false;
   // The key decoded once for every session; nullopt for a format only
   // libssh2 reads (an encrypted OpenSSH-format key), which then parses
   // `private_key` per session.
@@ -45,10 +48,10 @@ struct Credentials {
   // when they exist (ssh_config's IdentityFile, the defaults: missing ones
   // are skipped, as ssh skips them). Encrypted keys get one passphrase prompt
   // on /dev/tty when there is no agent to ask; without a terminal they are
-  // skipped. Each file is read and decoded once, whatever number of workers
-  // use it.
+  // skipped, and with `ask` false they are kept unasked (KeyFile::unasked).
+  // Each file is read and decoded once, whatever number of workers use it.
   static Credentials gather(const std::vector<std::filesystem::path>& identity_files,
-                            const std::vector<std::filesystem::path>& other_files);
+                            const std::vector<std::filesystem::path>& other_files, bool ask = true);
   // The gathered key read from `path`, or null (missing, unreadable, skipped).
   const KeyFile* find(const std::filesystem::path& path) const;
   // Every key and the agent (what a worker without ssh_config settings uses).

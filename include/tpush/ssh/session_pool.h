@@ -40,6 +40,8 @@ class SessionPool {
   // A kept session for `key` whose peer has not hung up (connection null if
   // none). It is the caller's until given back (resume() it first).
   Kept take(const std::string& key);
+  // True when take(key) would give a session now.
+  bool holds(const std::string& key) const;
   // Keeps a ready session with no channel open but its kept shell's, which
   // is between commands (or still starting, its channel open).
   void give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell);
