@@ -112,8 +112,9 @@ void CommandJob::advance_work() {
   if (via_shell_ && shell->run_end()) {
     const auto& end = *shell->run_end();
     // A login file changed since the shell started (declined), or the shell
-    // ended while kept, its session still up: this command runs as a new login
-    // would, on an exec channel, and a new shell starts for the next.
+    // ended before the command answered, its session still up: this command
+    // runs as a new login would, on an exec channel (behind its claim when it
+    // was sent), and a new shell starts for the next.
     const bool gone_while_kept =
         end.kind == ssh::KeptShell::RunEnd::Kind::failed && !end.hung_up && !shell->answered();
     if (end.kind != ssh::KeptShell::RunEnd::Kind::declined && !gone_while_kept) return finish_from_shell(end);
