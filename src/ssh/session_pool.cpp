@@ -21,21 +21,25 @@ std::string SessionPool::key_of(const Endpoint& e) {
   return key;
 }
 
+// The most recently used first: the likeliest to be alive.
+std::size_t SessionPool::newest(const std::string& key) const {
+  for (std::size_t i = entries_.size(); i-- > 0;)
+    if (entries_[i].key == key) return i;
+  return entries_.size();
+}
+
 SessionPool::Kept SessionPool::take(const std::string& key) {
-  // The most recently used first: the likeliest to be alive.
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->key != key) continue;
-    Kept kept{std::move(it->connection), std::move(it->shell)};
-    entries_.erase(std::next(it).base());
-    if (!kept.connection->peer_closed()) return kept;
-    return {};  // closed by the peer: the caller connects afresh
-  }
-  return {};
+  const std::size_t i = newest(key);
+  if (i == entries_.size()) return {};
+  Kept kept{std::move(entries_[i].connection), std::move(entries_[i].shell)};
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (!kept.connection->peer_closed()) return kept;
+  return {};  // closed by the peer: the caller connects afresh
 }
 
 bool SessionPool::holds(const std::string& key) const {
-  return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const Entry& e) { return e.key == key && !e.connection->peer_closed(); });
+  const std::size_t i = newest(key);
+  return i < entries_.size() && !entries_[i].connection->peer_closed();
 }
 
 void SessionPool::give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell) {

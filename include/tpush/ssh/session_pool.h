@@ -69,6 +69,9 @@ class SessionPool {
     std::unique_ptr<KeptShell> shell;
     Clock::time_point idle_since;
   };
+  // The index of the entry take(key) would give, or entries_.size().
+  std::size_t newest(const std::string& key) const;
+
   util::ChildReaper reaper_;  // proxy commands of kept sessions that closed (outlives entries_)
   ConnectionSettings idle_;   // between runs: the reaper, nothing of a run's
   JumpPool jumps_;
