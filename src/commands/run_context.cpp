@@ -61,6 +61,17 @@ ssh::ProxyCommand proxy_command_of(const Reach& r) {
                               : ssh::ProxyCommand::from_argv(r.proxy_argv, r.proxy_command.value);
 }
 
+std::string proxy_route(const ssh::ProxyCommand& command) { return "proxy command " + command.shown; }
+
+// Who logs in where: the part of a worker's endpoint every route has.
+ssh::Endpoint address_of(const Reach& r) {
+  ssh::Endpoint e;
+  e.host = r.hostname.value;
+  e.port = r.port.value;
+  e.user = r.user.value;
+  return e;
+}
+
 // True when a persist master holds a live session for every worker of the run
 // (each direct or through a proxy command; a jump route's key needs its hops'
 // endpoints, so those count as not kept): no worker has to log in, and an
@@ -70,11 +81,8 @@ bool every_session_kept(const Options& o, const std::vector<Reach>& reaches) {
   if (!o.host || !o.host->pool || reaches.empty()) return false;
   for (const auto& r : reaches) {
     if (r.via == Reach::Via::jump) return false;
-    ssh::Endpoint e;
-    e.host = r.hostname.value;
-    e.port = r.port.value;
-    e.user = r.user.value;
-    if (r.via == Reach::Via::command) e.route = "proxy command " + proxy_command_of(r).shown;
+    ssh::Endpoint e = address_of(r);
+    if (r.via == Reach::Via::command) e.route = proxy_route(proxy_command_of(r));
     if (!o.host->pool->holds(ssh::SessionPool::key_of(e))) return false;
   }
   return true;
@@ -209,10 +217,7 @@ ssh::Endpoint RunContext::endpoint(std::size_t i) {
 }
 
 ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label) {
-  ssh::Endpoint e;
-  e.host = r.hostname.value;
-  e.port = r.port.value;
-  e.user = r.user.value;
+  ssh::Endpoint e = address_of(r);
   if (!r.host_key_alias.value.empty()) e.host_key_aliases.push_back(r.host_key_alias.value);
   e.identities = identities_for(r);
   e.host_keys = host_keys_for(r);
@@ -233,7 +238,7 @@ ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label)
       const auto command = proxy_command_of(r);
       spdlog::debug("{}: through proxy command {}", label, command.shown);
       e.via = [command, reaper = &reaper_] { return std::make_unique<ssh::ProxyCommandTransport>(command, reaper); };
-      e.route = "proxy command " + command.shown;
+      e.route = proxy_route(command);
       break;
     }
   }

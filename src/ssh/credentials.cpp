@@ -61,7 +61,8 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
   auto add = [&](const fs::path& p, bool explicit_file) {
     for (const auto& k : c.keys)
       if (k.path == p) return;
-    KeyFile key{p, {}, {}, {}, false, false, std::nullopt};
+    KeyFile key;
+    key.path = p;
     auto text = util::read_file(p);
     if (!text) {
       if (explicit_file)
@@ -94,15 +95,12 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
     }
   }
   for (auto& key : c.keys) {
-    if (key.unasked) {
-      key.public_blob = public_blob_of(key.path);
-      continue;
-    }
-    key.signing_key = SigningKey::parse(key.private_key, key.passphrase);
+    if (!key.unasked) key.signing_key = SigningKey::parse(key.private_key, key.passphrase);
     key.public_blob = key.signing_key ? key.signing_key->public_blob() : public_blob_of(key.path);
     spdlog::debug("key {}: {}", key.path.string(),
-                  key.signing_key ? "decoded once, signs for every session"
-                                  : "not decoded by tpush, libssh2 reads it per session");
+                  key.unasked        ? "passphrase not asked, not offered"
+                  : key.signing_key ? "decoded once, signs for every session"
+                                    : "not decoded by tpush, libssh2 reads it per session");
   }
   return c;
 }
