@@ -44,7 +44,7 @@ std::optional<int> hand_to_master(const Options& o, int signal_fd) {
 int disconnect_main(Options& o, int /*signal_fd*/) {
   SubcommandSpec spec;
   spec.description =
-      "end the persist master of these workers (the same worker options as the runs that started it): its "
+      "end the persist masters of these workers (the same worker options as the runs that started them): their "
       "sessions are closed, and each is listed on stdout with how long it was idle.";
   spec.takes_args = false;
   if (!parse_subcommand(o, spec)) return 0;
@@ -53,14 +53,22 @@ int disconnect_main(Options& o, int /*signal_fd*/) {
     throw UsageError("disconnect needs the worker options of the runs (e.g. tpush disconnect -t mytpu)");
   const auto d = persist::disconnect(worker_set_of(o));
   if (!d.problem.empty()) throw SetupError("disconnect: " + d.problem);
-  if (!d.found) {
-    std::fprintf(stderr, "tpush: no persist master for these workers (nothing to end)\n");
-    return 0;
+  for (const auto& m : d.ended) {
+    for (const auto& h : m.held) std::cout << h << "\n";
+    std::cout.flush();
+    std::fprintf(stderr, "tpush: ended the persist master (pid %ld); it held %zu session%s\n", m.pid, m.held.size(),
+                 m.held.size() == 1 ? "" : "s");
   }
-  for (const auto& h : d.held) std::cout << h << "\n";
-  std::cout.flush();
-  std::fprintf(stderr, "tpush: ended the persist master (pid %ld); it held %zu session%s\n", d.pid, d.held.size(),
-               d.held.size() == 1 ? "" : "s");
+  if (d.busy.size() == 1)
+    throw SetupError("disconnect: the persist master (pid " + std::to_string(d.busy[0]) +
+                     ") is running a command; end that run (Ctrl-C) or wait for it, then disconnect again");
+  if (!d.busy.empty()) {
+    std::string pids;
+    for (long pid : d.busy) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+    throw SetupError("disconnect: the persist masters (pids " + pids +
+                     ") are running commands; end those runs (Ctrl-C) or wait for them, then disconnect again");
+  }
+  if (d.ended.empty()) std::fprintf(stderr, "tpush: no persist master for these workers (nothing to end)\n");
   return 0;
 }
 

@@ -52,6 +52,11 @@ int connect_to(const std::filesystem::path& socket) {
   return s;
 }
 
+// Where the master at `place` writes what it has to say (its stderr).
+std::filesystem::path log_of(const Place& place) {
+  return place.socket.parent_path() / (place.socket.stem().string() + ".log");
+}
+
 // Starts a master in its own session, detached from our terminal and our
 // children, and waits until it listens. False when it did not come up.
 bool start_master(const Place& place, std::chrono::seconds persist) {
@@ -67,7 +72,7 @@ bool start_master(const Place& place, std::chrono::seconds persist) {
     ::setsid();
     if (::fork() != 0) ::_exit(0);  // the master is nobody's child but init's
     const int null = ::open("/dev/null", O_RDWR);
-    const std::string log = (place.socket.parent_path() / (place.socket.stem().string() + ".log")).string();
+    const std::string log = log_of(place).string();
     const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     ::dup2(null, 0);
     ::dup2(null, 1);
@@ -102,16 +107,40 @@ std::optional<std::string> greeting(int s) {
   return m->fields[0];
 }
 
-// Connects to the master for `place`, starting one if needed.
-int master_socket(const Place& place, const RunRequest& r) {
-  int s = connect_to(place.socket);
-  if (s >= 0) return s;
-  if (!start_master(place, r.persist)) {
-    spdlog::debug("persist: no master came up for {}; running directly", place.socket.string());
-    return -1;
+struct Reached {
+  int socket = -1;
+  Place place;
+};
+
+// A master of the worker set that takes this run: the first one there that is
+// free, else a new one in the first slot that has none (a busy master answers
+// "busy"; one that does not answer in time counts as busy). Nullopt when every
+// slot's master is busy, or none could be started.
+std::optional<Reached> free_master(const RunRequest& r) {
+  bool had_master[kMasterSlots] = {};
+  for (const bool start : {false, true}) {
+    for (int slot = 0; slot < kMasterSlots; ++slot) {
+      if (start && had_master[slot]) continue;  // asked in the first pass
+      Place place = place_for(r.worker_set, slot);
+      int s = connect_to(place.socket);
+      had_master[slot] = s >= 0;
+      if (s < 0 && start) {
+        if (!start_master(place, r.persist)) {
+          spdlog::debug("persist: no master came up for {}; running directly", place.socket.string());
+          return std::nullopt;
+        }
+        if (!r.notice.empty()) std::fprintf(stderr, "tpush: %s\n", r.notice.c_str());
+        s = connect_to(place.socket);
+      }
+      if (s < 0) continue;
+      const auto word = greeting(s);
+      if (word == "hello") return Reached{s, std::move(place)};
+      spdlog::debug("persist: the master at {} is {}", place.socket.string(), word ? *word : "not answering");
+      ::close(s);
+    }
   }
-  if (!r.notice.empty()) std::fprintf(stderr, "tpush: %s\n", r.notice.c_str());
-  return connect_to(place.socket);
+  spdlog::debug("persist: all {} masters for these workers are busy; running directly", kMasterSlots);
+  return std::nullopt;
 }
 
 std::vector<std::string> run_message(const RunRequest& r) {
@@ -166,19 +195,18 @@ bool standard_fds_open() {
 
 std::optional<int> run_through_master(const RunRequest& request, int signal_fd) {
   if (!standard_fds_open()) return std::nullopt;  // nothing to pass for a closed one
-  const Place place = place_for(request.worker_set);
-  if (!place.problem.empty()) {
+  const Place first = place_for(request.worker_set);
+  if (!first.problem.empty()) {
     // Said when the user asked for --persist; the default only notes it in -v.
-    if (request.notice.empty()) spdlog::warn("--persist: {}; running directly", place.problem);
-    else spdlog::debug("persist: {}; running directly", place.problem);
+    if (request.notice.empty()) spdlog::warn("--persist: {}; running directly", first.problem);
+    else spdlog::debug("persist: {}; running directly", first.problem);
     return std::nullopt;
   }
-  const int s = master_socket(place, request);
-  if (s < 0) return std::nullopt;
-  const auto word = greeting(s);
+  const auto master = free_master(request);
+  if (!master) return std::nullopt;
+  const int s = master->socket;
   const auto peer = peer_of(s);
-  if (word != "hello" || !peer) {
-    spdlog::debug("persist: the master for these workers is {}; running directly", word ? *word : "not answering");
+  if (!peer) {
     ::close(s);
     return std::nullopt;
   }
@@ -203,33 +231,31 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
   std::fprintf(stderr,
                "tpush: error: the persist master (pid %ld) ended during the run: what the workers did is unknown "
                "(see %s; run again to connect directly)\n",
-               static_cast<long>(peer->pid),
-               (place.socket.parent_path() / (place.socket.stem().string() + ".log")).c_str());
+               static_cast<long>(peer->pid), log_of(master->place).c_str());
   return 255;
 }
 
 Disconnected disconnect(const std::string& worker_set) {
   Disconnected d;
-  const Place place = place_for(worker_set);
-  if (!place.problem.empty()) {
-    d.problem = place.problem;
+  if (const Place first = place_for(worker_set); !first.problem.empty()) {
+    d.problem = first.problem;
     return d;
   }
-  const int s = connect_to(place.socket);
-  if (s < 0) return d;
-  const auto peer = peer_of(s);
-  if (greeting(s) == "hello" && send_message(s, {"disconnect"})) {
-    pollfd p{s, POLLIN, 0};
-    if (::poll(&p, 1, kHelloWaitMs) == 1)
-      if (auto m = receive_message(s); m && m->fields.size() >= 2 && m->fields[0] == "held") {
-        d.found = true;
-        d.pid = std::atol(m->fields[1].c_str());
-        d.held.assign(m->fields.begin() + 2, m->fields.end());
-      }
-  } else {
-    d.problem = "the master (pid " + std::to_string(peer ? peer->pid : 0) + ") is busy with a run; try again after it";
+  for (int slot = 0; slot < kMasterSlots; ++slot) {
+    const int s = connect_to(place_for(worker_set, slot).socket);
+    if (s < 0) continue;
+    const auto peer = peer_of(s);
+    const long pid = peer ? peer->pid : 0;
+    if (greeting(s) == "hello" && send_message(s, {"disconnect"})) {
+      pollfd p{s, POLLIN, 0};
+      if (::poll(&p, 1, kHelloWaitMs) == 1)
+        if (auto m = receive_message(s); m && m->fields.size() >= 2 && m->fields[0] == "held")
+          d.ended.push_back({std::atol(m->fields[1].c_str()), {m->fields.begin() + 2, m->fields.end()}});
+    } else {
+      d.busy.push_back(pid);
+    }
+    ::close(s);
   }
-  ::close(s);
   return d;
 }
 

@@ -48,7 +48,7 @@ std::string ensure_private_dir(const std::filesystem::path& dir) {
 
 }  // namespace
 
-Place place_for(const std::string& worker_set) {
+Place place_for(const std::string& worker_set, int slot) {
   Place p;
   std::filesystem::path dir;
   // XDG_RUNTIME_DIR when it is a directory of ours (after su or sudo it may
@@ -64,8 +64,9 @@ Place place_for(const std::string& worker_set) {
   if (!p.problem.empty()) return p;
   char key[17];
   std::snprintf(key, sizeof key, "%016" PRIx64, fnv1a(worker_set + "\n" + binary_identity()));
-  p.socket = dir / (std::string(key) + ".sock");
-  p.lock = dir / (std::string(key) + ".lock");
+  const std::string name = slot == 0 ? std::string(key) : std::string(key) + "-" + std::to_string(slot + 1);
+  p.socket = dir / (name + ".sock");
+  p.lock = dir / (name + ".lock");
   if (p.socket.string().size() >= sizeof(sockaddr_un::sun_path))
     p.problem = "the socket path " + p.socket.string() + " is too long for a Unix socket (set XDG_RUNTIME_DIR shorter)";
   return p;

@@ -5,6 +5,7 @@ directory and are killed at its end."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -264,17 +265,57 @@ def test_a_command_whose_answer_is_lost_is_not_run_again(farm, tpush, penv, rela
     assert logins(farm) == before + 1
 
 
-def test_two_clients_at_once(farm, tpush, penv):
-    """A second run while the master serves a first: it runs directly and succeeds; the
-    first is unaffected."""
+def test_two_clients_at_once(farm, tpush, penv, run_dir):
+    """A run that comes while the master runs another starts a second master, with
+    sessions of its own; the next such run goes to the second master's kept sessions
+    without logging in; the first run is unaffected, and disconnect ends both."""
     hosts = farm.hosts[:4]
     tpush(*host_args(hosts), "true", env=penv)
     first = start_sleeping(tpush, hosts, unique_sleep(), env=penv)
     r = tpush(*host_args(hosts), "echo second", env=penv)
     assert r.returncode == 0, str(r)
     assert all(v == ["second"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert len(masters(run_dir)) == 2, str(r)
+    before = logins(farm)
+    r = tpush(*host_args(hosts), "echo third", env=penv)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["third"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert logins(farm) == before, "the third run logged in again"
     first.proc.send_signal(signal.SIGINT)
     assert first.finish(timeout=20).returncode == 130
+    r = tpush(*host_args(hosts), "disconnect", env=penv)
+    assert r.returncode == 0, str(r)
+    # Ctrl-C's INT ended the first run's commands with an exit status: its sessions were kept
+    assert re.findall(r"ended the persist master \(pid \d+\); it held (\d+) sessions", r.err) == ["4", "4"], str(r)
+    assert sorted(l.split(" ")[0] for l in r.out.splitlines()) == sorted(f"{USER}@{h}" for h in hosts * 2), str(r)
+    wait_until(lambda: masters(run_dir) == [], 10, "the masters to end")
+
+
+def test_a_run_past_every_busy_master_runs_directly(farm, tpush, penv, run_dir):
+    """Four runs at once: each finds the masters before it busy and starts the next. A
+    fifth finds all four busy: it runs directly (one login of its own) and starts none.
+    disconnect ends no master in the middle of a run, and names them."""
+    hosts = farm.hosts[:1]
+    sleepers = [start_sleeping(tpush, hosts, unique_sleep(), env=penv) for _ in range(4)]
+    try:
+        running = masters(run_dir)
+        assert len(running) == 4
+        before = logins(farm)
+        r = tpush(*host_args(hosts), "echo fifth", env=penv)
+        assert r.returncode == 0 and split_prefixed(r.out, hosts) == {hosts[0]: ["fifth"]}, str(r)
+        assert logins(farm) == before + 1
+        assert sorted(masters(run_dir)) == sorted(running)
+        r = tpush(*host_args(hosts), "disconnect", env=penv)
+        assert r.returncode != 0, str(r)
+        [line] = r.err.splitlines()
+        assert line.startswith("tpush: error: disconnect: the persist masters (pids "), str(r)
+        assert line.endswith(") are running commands; end those runs (Ctrl-C) or wait for them, "
+                             "then disconnect again"), str(r)
+        assert sorted(int(p) for p in line.split("(pids ")[1].split(")")[0].split(", ")) == sorted(running)
+    finally:
+        for st in sleepers:
+            st.proc.send_signal(signal.SIGINT)
+    assert [st.finish(timeout=20).returncode for st in sleepers] == [130] * 4
 
 
 def test_the_socket_is_private(farm, tpush, penv, run_dir):

@@ -21,18 +21,22 @@ struct RunRequest {
 };
 
 // The run's exit code, or nullopt when no master can take it (none could be
-// started, it is busy with another run, the environment is too large for one
-// message): then the caller runs it directly. Signals read from `signal_fd`
+// started, every master the worker set may have is busy with a run of its own,
+// the environment is too large for one message): then the caller runs it
+// directly. Signals read from `signal_fd`
 // during the run (Ctrl-C, TERM, HUP) are passed on to the master's run.
 std::optional<int> run_through_master(const RunRequest& request, int signal_fd);
 
-struct Disconnected {
-  bool found = false;  // a master was there
+struct EndedMaster {
   long pid = 0;
   std::vector<std::string> held;  // "user@host:port (idle 12s)"
-  std::string problem;            // why no master could be asked
 };
-// Ends the master for `worker_set`, if there is one.
+struct Disconnected {
+  std::vector<EndedMaster> ended;
+  std::vector<long> busy;  // pids of masters in the middle of a run: left alone
+  std::string problem;     // why no master could be asked
+};
+// Ends the masters for `worker_set` that are not running a command line.
 Disconnected disconnect(const std::string& worker_set);
 
 }  // namespace tpush::persist
