@@ -627,21 +627,45 @@ def pids_matching(pred) -> list[int]:
     return out
 
 
+# What a connection kept by a tpush persist master leaves on the worker besides its sshd
+# session process, and keeps while idle: its kept shell (the session's child, waiting for the
+# next command: src/ssh/kept_shell.cpp) and its hang-up guardian with its `tail --pid`
+# (src/ssh/remote_group.cpp), a child of the kept shell when that started it, else reparented
+# to the subreaper listener.
+KEPT_SHELL = 'bash -c [ -n "$BASH_VERSION" ] || exit 0'
+GUARDIAN = "sh -c trap '' INT TERM HUP; tail --pid="
+
+
 def wait_sshd_settled(f: farmmod.Farm, sessions: int | None, timeout: float = 30) -> bool:
     """Until everything under the farm's sshd is a kept session at rest: a live direct child
     of the listener named `sshd: USER@...` (no remote command, watchdog or ending session
-    left), `sessions` of them when given."""
+    left), `sessions` of them when given; for tpush, each with its kept shell, which runs
+    no command (has no child but the guardian), and its guardian."""
     end = time.monotonic() + timeout
     while True:
         ds = farmmod.descendants(f.sshd.pid)
-        rest = True
-        for d in ds:
-            st = farmmod._proc_stat(d)
-            c = farmmod.cmdline(d)
-            if st is None or st[0] in ("Z", "X") or st[1] != f.sshd.pid or not c.startswith("sshd: ") or "@" not in c:
-                rest = False
-                break
-        if rest and (sessions is None or len(ds) == sessions):
+        procs = {d: (farmmod._proc_stat(d), farmmod.cmdline(d)) for d in ds}
+        parents = {st[1] for st, c in procs.values() if st is not None and not c.startswith(GUARDIAN)}
+
+        def session(pid: int) -> bool:
+            st, c = procs.get(pid, (None, ""))
+            return st is not None and st[1] == f.sshd.pid and c.startswith("sshd: ") and "@" in c
+
+        def at_rest(pid: int) -> bool:
+            st, c = procs[pid]
+            if st is None or st[0] in ("Z", "X"):
+                return False
+            if session(pid):
+                return True
+            if c.startswith(KEPT_SHELL):
+                return session(st[1]) and pid not in parents
+            if c.startswith(GUARDIAN):
+                return st[1] == f.sshd.pid or procs.get(st[1], (None, ""))[1].startswith(KEPT_SHELL)
+            if c.startswith("tail --pid="):
+                return procs.get(st[1], (None, ""))[1].startswith(GUARDIAN)
+            return False
+
+        if all(at_rest(d) for d in ds) and (sessions is None or sum(map(session, ds)) == sessions):
             return True
         if time.monotonic() > end:
             return False
@@ -778,6 +802,17 @@ class RepeatPass:
                 "rc": p.returncode, "ok": ok, "note": "" if ok else f"exit {p.returncode}, {got} of {self.n} x",
                 "sample": i}
 
+    def idle(self, seconds: float) -> dict:
+        """What the kept sessions cost the farm while nothing runs: the sshd tree's CPU over
+        `seconds` after the runs (tpush's master sends keepalives, each kept connection's
+        guardian polls its sshd once a second; ControlPersist masters send nothing)."""
+        self.settle(True)
+        p0, sg0 = sshd_tree_parts(self.f.sshd.pid), self.scg.usage()
+        time.sleep(seconds)
+        p1, sg1 = sshd_tree_parts(self.f.sshd.pid), self.scg.usage()
+        return {"tool": self.tool, "fan": self.n, "kind": "idle", "seconds": seconds, "ok": True, "note": "",
+                "sshd_cpu": sum(p1[k] - p0[k] for k in p1), "sshd_cg": None if sg0 is None else sg1 - sg0}
+
     def end(self) -> None:
         """End this pass's masters (tpush disconnect / SIGTERM to OpenSSH's), then wait until
         the farm has no session left."""
@@ -849,6 +884,8 @@ def run_repeat(a, n: int, tools: list[str], work: Path, results: list[dict], sav
                     for r in range(a.repeat_runs):
                         res = rp.run(r)
                         keep_repeat(res, n, scen, r, rtt, stamp, results, save)
+                    if rp.kept and a.repeat_idle > 0:
+                        keep_repeat(rp.idle(a.repeat_idle), n, scen, 0, rtt, stamp, results, save)
                     if n in fo_ns:
                         for i in range(a.first_output_samples):
                             res = rp.first_output(i)
@@ -871,7 +908,11 @@ def keep_repeat(res: dict, n: int, scen: str, run: int, rtt: float, stamp: dict,
     results.append(res)
     net = f"{rtt:.0f} ms RTT" if rtt else "loopback"
     status = "ok" if res["ok"] else "FAIL " + res["note"]
-    if res["kind"] == "first_output":
+    if res["kind"] == "idle":
+        cg = "n/a" if res["sshd_cg"] is None else f"{res['sshd_cg']:.3f}"
+        print(f"bench: N={n} repeat {net} {res['tool']:13} idle {res['seconds']:.0f}s: sshd {res['sshd_cpu']:.3f}s "
+              f"(cgroup {cg})", file=sys.stderr, flush=True)
+    elif res["kind"] == "first_output":
         fb = "none" if res["first_byte"] is None else f"{1000 * res['first_byte']:.1f} ms"
         print(f"bench: N={n} repeat {net} {res['tool']:13} first output {run}: {fb} "
               f"(wall {res['wall']:.3f}s) {status}", file=sys.stderr, flush=True)
@@ -900,6 +941,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat-runs", type=int, default=10)
     ap.add_argument("--repeat-tools", default=",".join(REPEAT_TOOLS))
     ap.add_argument("--repeat-nets", default="loopback,relay")
+    ap.add_argument("--repeat-idle", type=float, default=20,
+                    help="seconds the kept sessions are watched idle after the runs (0: not)")
     ap.add_argument("--first-output-n", default="64")
     ap.add_argument("--first-output-samples", type=int, default=5)
     ap.add_argument("--delay-ms", type=float, default=25.0)

@@ -147,10 +147,10 @@ def render_repeat(rows, w):
     def sshd(r):  # cpuacct where there is one: exact; the /proc count reads live sessions in 10 ms ticks
         return r["sshd_cg"] if r.get("sshd_cg") is not None else r["sshd_cpu"]
 
-    runs, fos = {}, {}
+    runs, fos, idles = {}, {}, {}
     for r in rows:
         key = (r["n"], r.get("rtt_ms") or 0, r["tool"])
-        (fos if r.get("kind") == "first_output" else runs).setdefault(key, []).append(r)
+        {"first_output": fos, "idle": idles}.get(r.get("kind"), runs).setdefault(key, []).append(r)
     nruns = max(len(v) for v in runs.values()) if runs else 0
     w(f"## Repeat: {nruns} successive `true` runs per tool, full fan-out (N)\n")
     w("Each tool runs `true` on all N workers again and again. `tpush --persist 10m`: the first run starts a "
@@ -222,6 +222,20 @@ def render_repeat(rows, w):
             w(f"| {n} | {net(rep[0])} | {TOOL_NAME.get(tool, tool)} | {part('live_own'):.2f} | "
               f"{part('live_children'):.2f} | {part('listener_children'):.2f} | {part('listener_own'):.2f} | "
               f"{1000 * med([r['sshd_cpu'] for r in rep]) / n:.2f} | {'–' if cg is None else f'{1000 * cg / n:.2f}'} |")
+        w("")
+    if idles:
+        w("Idle: what the kept sessions cost the farm's sshd with nothing running, measured over a window "
+          "after the timed runs (cpuacct; ms per worker per minute). Not in the repeat columns above, which "
+          "end once the farm is at rest: tpush's master sends a keepalive every 5 s on each session, and each "
+          "kept connection's hang-up guardian polls its sshd once a second; the OpenSSH masters send "
+          "nothing.\n")
+        w("| N | network | tool | window s | sshd ms per worker per minute |")
+        w("|---|---|---|---|---|")
+        for (n, rtt, tool), rs in sorted(idles.items(), key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
+                                                                        if kv[0][2] in REPEAT_ORDER else 9)):
+            r = rs[-1]
+            per_min = 1000 * sshd(r) / n * 60 / r["seconds"]
+            w(f"| {n} | {net(r)} | {TOOL_NAME.get(tool, tool)} | {r['seconds']:.0f} | {per_min:.2f} |")
         w("")
     if fos:
         w("First output: spawn to the first byte on the tool's stdout (a pipe) of `echo x` on every worker, "

@@ -7,6 +7,7 @@
 #   bash bench/run.sh --scenarios repeat --n 64,256 --replace   (not in the default list)
 #                     [--repeat-runs 10] [--repeat-tools tpush,tpush-persist,pdsh-cp,pssh-cp]
 #                     [--repeat-nets loopback,relay] [--first-output-n 64] [--first-output-samples 5]
+#                     [--repeat-idle 20]
 # --quick = --n 64 --runs 1 --latency-n 64 --copy-n 16 --jump-n 64 (a smoke run, a few minutes).
 # TPUSH_BIN selects the binary (default build/tpush).  Writes bench/results.json and
 # bench/RESULTS.md (--append adds to the runs already in bench/results.json; --replace
@@ -20,9 +21,10 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) args+=(--n 64 --runs 1 --latency-n 64 --copy-n 16 --jump-n 64) ;;
     --append | --replace) args+=("$1") ;;
-    -h | --help) sed -n "2,14p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n "2,15p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --n | --runs | --scenarios | --latency-n | --copy-n | --jump-n | --tools | --copy-tools | --workdir | --delay-ms | --timeout | --results | --json \
-      | --repeat-n | --repeat-runs | --repeat-tools | --repeat-nets | --first-output-n | --first-output-samples)
+      | --repeat-n | --repeat-runs | --repeat-tools | --repeat-nets | --repeat-idle | --first-output-n \
+      | --first-output-samples)
       [[ $# -ge 2 ]] || { echo "bench: $1 needs a value" >&2; exit 2; }
       args+=("$1" "$2"); shift ;;
     *) echo "bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
