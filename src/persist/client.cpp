@@ -116,12 +116,13 @@ struct Reached {
 // free, else a new one in the first slot that has none (a busy master answers
 // "busy"; one that does not answer in time counts as busy). Nullopt when every
 // slot's master is busy, or none could be started.
-std::optional<Reached> free_master(const RunRequest& r) {
+std::optional<Reached> free_master(const RunRequest& r, const Place& first) {
   bool had_master[kMasterSlots] = {};
   for (const bool start : {false, true}) {
     for (int slot = 0; slot < kMasterSlots; ++slot) {
       if (start && had_master[slot]) continue;  // asked in the first pass
-      Place place = place_for(r.worker_set, slot);
+      Place place = first.slot(slot);
+      if (!place.problem.empty()) continue;
       int s = connect_to(place.socket);
       had_master[slot] = s >= 0;
       if (s < 0 && start) {
@@ -202,7 +203,7 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
     else spdlog::debug("persist: {}; running directly", first.problem);
     return std::nullopt;
   }
-  const auto master = free_master(request);
+  const auto master = free_master(request, first);
   if (!master) return std::nullopt;
   const int s = master->socket;
   const auto peer = peer_of(s);
@@ -237,12 +238,14 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
 
 Disconnected disconnect(const std::string& worker_set) {
   Disconnected d;
-  if (const Place first = place_for(worker_set); !first.problem.empty()) {
+  const Place first = place_for(worker_set);
+  if (!first.problem.empty()) {
     d.problem = first.problem;
     return d;
   }
   for (int slot = 0; slot < kMasterSlots; ++slot) {
-    const int s = connect_to(place_for(worker_set, slot).socket);
+    const Place place = first.slot(slot);
+    const int s = place.problem.empty() ? connect_to(place.socket) : -1;
     if (s < 0) continue;
     const auto peer = peer_of(s);
     const long pid = peer ? peer->pid : 0;

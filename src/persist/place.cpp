@@ -46,10 +46,19 @@ std::string ensure_private_dir(const std::filesystem::path& dir) {
   return {};
 }
 
+// The socket and lock called `name` in `dir`.
+Place named(const std::filesystem::path& dir, const std::string& name) {
+  Place p;
+  p.socket = dir / (name + ".sock");
+  p.lock = dir / (name + ".lock");
+  if (p.socket.string().size() >= sizeof(sockaddr_un::sun_path))
+    p.problem = "the socket path " + p.socket.string() + " is too long for a Unix socket (set XDG_RUNTIME_DIR shorter)";
+  return p;
+}
+
 }  // namespace
 
-Place place_for(const std::string& worker_set, int slot) {
-  Place p;
+Place place_for(const std::string& worker_set) {
   std::filesystem::path dir;
   // XDG_RUNTIME_DIR when it is a directory of ours (after su or sudo it may
   // still name the other user's), else /tmp/tpush-UID.
@@ -60,16 +69,19 @@ Place place_for(const std::string& worker_set, int slot) {
     dir = std::filesystem::path(*runtime) / "tpush";
   else
     dir = "/tmp/tpush-" + std::to_string(::getuid());
-  p.problem = ensure_private_dir(dir);
-  if (!p.problem.empty()) return p;
+  if (auto problem = ensure_private_dir(dir); !problem.empty()) {
+    Place p;
+    p.problem = std::move(problem);
+    return p;
+  }
   char key[17];
   std::snprintf(key, sizeof key, "%016" PRIx64, fnv1a(worker_set + "\n" + binary_identity()));
-  const std::string name = slot == 0 ? std::string(key) : std::string(key) + "-" + std::to_string(slot + 1);
-  p.socket = dir / (name + ".sock");
-  p.lock = dir / (name + ".lock");
-  if (p.socket.string().size() >= sizeof(sockaddr_un::sun_path))
-    p.problem = "the socket path " + p.socket.string() + " is too long for a Unix socket (set XDG_RUNTIME_DIR shorter)";
-  return p;
+  return named(dir, key);
+}
+
+Place Place::slot(int k) const {
+  if (k == 0 || !problem.empty()) return *this;
+  return named(socket.parent_path(), socket.stem().string() + "-" + std::to_string(k + 1));
 }
 
 }  // namespace tpush::persist

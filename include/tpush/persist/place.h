@@ -12,18 +12,22 @@
 
 namespace tpush::persist {
 
-struct Place {
-  std::filesystem::path socket, lock;
-  std::string problem;  // why there is no usable place (then the run goes direct)
-};
-
 // How many masters a worker set may have at once. A master runs one command
 // line at a time; a run that finds every master busy (one of them tailing logs,
 // another running a job in the foreground) starts the next, up to this many;
 // past them it runs directly. Each holds its own session to every worker.
 constexpr int kMasterSlots = 4;
 
-// The place of master `slot` (0 .. kMasterSlots - 1) of `worker_set`.
-Place place_for(const std::string& worker_set, int slot = 0);
+struct Place {
+  std::filesystem::path socket, lock;
+  std::string problem;  // why there is no usable place (then the run goes direct)
+
+  // The place of master `k` (0 .. kMasterSlots - 1) of the same worker set,
+  // this one being master 0's.
+  Place slot(int k) const;
+};
+
+// The place of the first master of `worker_set` (Place::slot gives the others).
+Place place_for(const std::string& worker_set);
 
 }  // namespace tpush::persist
