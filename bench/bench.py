@@ -647,6 +647,9 @@ def wait_sshd_settled(f: farmmod.Farm, sessions: int | None, timeout: float = 30
         procs = {d: (farmmod._proc_stat(d), farmmod.cmdline(d)) for d in ds}
         parents = {st[1] for st, c in procs.values() if st is not None and not c.startswith(GUARDIAN)}
 
+        def command(pid: int) -> str:
+            return procs.get(pid, (None, ""))[1]
+
         def session(pid: int) -> bool:
             st, c = procs.get(pid, (None, ""))
             return st is not None and st[1] == f.sshd.pid and c.startswith("sshd: ") and "@" in c
@@ -660,9 +663,9 @@ def wait_sshd_settled(f: farmmod.Farm, sessions: int | None, timeout: float = 30
             if c.startswith(KEPT_SHELL):
                 return session(st[1]) and pid not in parents
             if c.startswith(GUARDIAN):
-                return st[1] == f.sshd.pid or procs.get(st[1], (None, ""))[1].startswith(KEPT_SHELL)
+                return st[1] == f.sshd.pid or command(st[1]).startswith(KEPT_SHELL)
             if c.startswith("tail --pid="):
-                return procs.get(st[1], (None, ""))[1].startswith(GUARDIAN)
+                return command(st[1]).startswith(GUARDIAN)
             return False
 
         if all(at_rest(d) for d in ds) and (sessions is None or sum(map(session, ds)) == sessions):

@@ -144,6 +144,10 @@ def render_repeat(rows, w):
     def net(r):
         return f"{r['rtt_ms']:.0f} ms RTT" if r.get("rtt_ms") else "loopback"
 
+    def in_table_order(item):  # ((N, RTT, tool), rows): by N, network, then the tools' order
+        n, rtt, tool = item[0]
+        return n, rtt, REPEAT_ORDER.index(tool) if tool in REPEAT_ORDER else 9
+
     def sshd(r):  # cpuacct where there is one: exact; the /proc count reads live sessions in 10 ms ticks
         return r["sshd_cg"] if r.get("sshd_cg") is not None else r["sshd_cpu"]
 
@@ -168,8 +172,7 @@ def render_repeat(rows, w):
     w("|---|---|---|---|---|---|---|---|---|---|")
     stat, check = {}, []
     f = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
-    for (n, rtt, tool), rs in sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
-                                                                    if kv[0][2] in REPEAT_ORDER else 9)):
+    for (n, rtt, tool), rs in sorted(runs.items(), key=in_table_order):
         rs = sorted(rs, key=lambda r: r["run"])
         first, rep = rs[0], rs[1:]
         st = {"wall": med([r["wall"] for r in rep]), "cpu": med([r["cpu"] for r in rep]),
@@ -214,8 +217,7 @@ def render_repeat(rows, w):
           "command (tpush's remote watchdog `sh` and its two `tail --pid`); listener = the listener itself.\n")
         w("| N | network | tool | sessions | commands | left behind | listener | total (/proc) | cpuacct |")
         w("|---|---|---|---|---|---|---|---|---|")
-        for (n, rtt, tool), rs in sorted(split, key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
-                                                                 if kv[0][2] in REPEAT_ORDER else 9)):
+        for (n, rtt, tool), rs in sorted(split, key=in_table_order):
             rep = sorted(rs, key=lambda r: r["run"])[1:]
             part = lambda k: 1000 * med([r["sshd_parts"][k] for r in rep if r.get("sshd_parts")]) / n
             cg = med([r.get("sshd_cg") for r in rep])
@@ -231,8 +233,7 @@ def render_repeat(rows, w):
           "nothing.\n")
         w("| N | network | tool | window s | sshd ms per worker per minute |")
         w("|---|---|---|---|---|")
-        for (n, rtt, tool), rs in sorted(idles.items(), key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
-                                                                        if kv[0][2] in REPEAT_ORDER else 9)):
+        for (n, rtt, tool), rs in sorted(idles.items(), key=in_table_order):
             r = rs[-1]
             per_min = 1000 * sshd(r) / n * 60 / r["seconds"]
             w(f"| {n} | {net(r)} | {TOOL_NAME.get(tool, tool)} | {r['seconds']:.0f} | {per_min:.2f} |")
@@ -243,8 +244,7 @@ def render_repeat(rows, w):
           "samples (min–max).\n")
         w("| N | network | tool | first output ms | 2 RTT ms | wall ms | ok |")
         w("|---|---|---|---|---|---|---|")
-        for (n, rtt, tool), rs in sorted(fos.items(), key=lambda kv: (kv[0][0], kv[0][1], REPEAT_ORDER.index(kv[0][2])
-                                                                       if kv[0][2] in REPEAT_ORDER else 9)):
+        for (n, rtt, tool), rs in sorted(fos.items(), key=in_table_order):
             fb = [1000 * r["first_byte"] for r in rs if r["first_byte"] is not None]
             stat[(n, rtt, tool)]["first_output"] = med(fb)
             two = f"{2 * rtt:.0f}" if rtt else "–"
