@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "test_options_support.h"
 #include "test_support.h"
 #include "tpush/commands/config_file.h"
 #include "tpush/commands/options.h"
@@ -17,6 +18,7 @@ namespace {
 using tpush::UsageError;
 using tpush::commands::ConfigFile;
 using tpush::commands::Options;
+using tpush::test::parse_words;
 using tpush::test::error_of;
 using tpush::test::TempDir;
 
@@ -39,15 +41,6 @@ class EnvVar {
   const char* name_;
   std::optional<std::string> old_;
 };
-
-Options parse(std::vector<std::string> words) {
-  words.insert(words.begin(), "tpush");
-  std::vector<const char*> argv;
-  for (const auto& w : words) argv.push_back(w.c_str());
-  auto o = tpush::commands::parse_options(static_cast<int>(argv.size()), argv.data());
-  REQUIRE(o.has_value());
-  return *o;
-}
 
 std::string config_error(const std::string& text) {
   return error_of<UsageError>([&] { tpush::commands::parse_config(text, "/etc/x/config"); });
@@ -130,7 +123,7 @@ TEST_CASE("config: the file sets options, the command line wins") {
   EnvVar zone("TPUSH_ZONE", std::nullopt);
   EnvVar home("HOME", "/home/alice");
 
-  Options o = parse({"-w", "h", "true"});
+  Options o = parse_words({"-w", "h", "true"});
   CHECK(o.fanout == 64);
   CHECK(o.label == "index");
   CHECK(o.quiet);
@@ -146,7 +139,7 @@ TEST_CASE("config: the file sets options, the command line wins") {
   CHECK(o.from_config.at("fanout") == file.string() + ":1");
   CHECK(o.from_config.at("identity") == file.string() + ":6, " + file.string() + ":7");
 
-  o = parse({"-f", "8", "--label=host", "-l", "bob", "-w", "h", "true"});
+  o = parse_words({"-f", "8", "--label=host", "-l", "bob", "-w", "h", "true"});
   CHECK(o.fanout == 8);
   CHECK(o.label == "host");
   CHECK(o.user == "bob");
@@ -155,7 +148,7 @@ TEST_CASE("config: the file sets options, the command line wins") {
   CHECK(o.from_config.count("fanout") == 0);
 
   // After a subcommand's name, a flag still wins over the file.
-  o = parse({"workers", "-f", "3"});
+  o = parse_words({"workers", "-f", "3"});
   tpush::commands::SubcommandSpec spec;
   spec.takes_args = false;
   REQUIRE(tpush::commands::parse_subcommand(o, spec).has_value());
@@ -175,7 +168,7 @@ TEST_CASE("config: the file sets options, the command line wins") {
 
   // The environment's zone wins over the file's.
   EnvVar env_zone("TPUSH_ZONE", "ze");
-  o = parse({"-w", "h", "true"});
+  o = parse_words({"-w", "h", "true"});
   CHECK(o.zone.empty());
   values = tpush::commands::describe_config(o);
   CHECK(from("zone") == "ze | TPUSH_ZONE");
@@ -200,7 +193,7 @@ TEST_CASE("config: where it is found") {
   EnvVar named("TPUSH_CONFIG", (dir / "missing").string());
   CHECK(error_of<UsageError>([&] { tpush::commands::load_config(""); }).find("(from TPUSH_CONFIG)") !=
         std::string::npos);
-  CHECK(error_of<UsageError>([&] { parse({"--config", "/nonexistent/c", "-w", "h", "true"}); })
+  CHECK(error_of<UsageError>([&] { parse_words({"--config", "/nonexistent/c", "-w", "h", "true"}); })
             .rfind("cannot read config file '/nonexistent/c' (from --config)", 0) == 0);
 }
 
@@ -228,7 +221,7 @@ TEST_CASE("config: groups from the groups file and from [groups] add up") {
 }
 
 TEST_CASE("config: --config after a subcommand's name is refused, not ignored") {
-  Options o = parse({"workers", "--config", "/x"});
+  Options o = parse_words({"workers", "--config", "/x"});
   tpush::commands::SubcommandSpec spec;
   spec.takes_args = false;
   CHECK(error_of<UsageError>([&] { tpush::commands::parse_subcommand(o, spec); }) ==

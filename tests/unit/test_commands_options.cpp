@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "test_options_support.h"
 #include "tpush/commands/help.h"
 #include "tpush/commands/options.h"
 #include "tpush/util/error.h"
@@ -19,19 +20,11 @@ using tpush::commands::Options;
 using tpush::commands::parse_options;
 using tpush::commands::parse_subcommand;
 using tpush::commands::SubcommandSpec;
-
-Options parse(std::vector<std::string> words) {
-  words.insert(words.begin(), "tpush");
-  std::vector<const char*> argv;
-  for (const auto& w : words) argv.push_back(w.c_str());
-  auto o = parse_options(static_cast<int>(argv.size()), argv.data());
-  REQUIRE(o.has_value());
-  return *o;
-}
+using tpush::test::parse_words;
 
 std::string usage_error(std::vector<std::string> words) {
   try {
-    parse(std::move(words));
+    parse_words(std::move(words));
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -51,7 +44,7 @@ std::string captured(Fn fn) {
 }  // namespace
 
 TEST_CASE("options: the remote command starts at the first word that is not an option") {
-  const Options o = parse({"-w", "a,b", "-x", "b", "-u", "30", "grep", "-c", "ERROR", "train.log"});
+  const Options o = parse_words({"-w", "a,b", "-x", "b", "-u", "30", "grep", "-c", "ERROR", "train.log"});
   CHECK(o.host_exprs == std::vector<std::string>{"a,b"});
   CHECK(o.excludes == std::vector<std::string>{"b"});
   CHECK(o.timeout == 30);
@@ -60,24 +53,24 @@ TEST_CASE("options: the remote command starts at the first word that is not an o
 }
 
 TEST_CASE("options: one value per -w, so the next word is the command") {
-  const Options o = parse({"-w", "a", "uptime"});
+  const Options o = parse_words({"-w", "a", "uptime"});
   CHECK(o.host_exprs == std::vector<std::string>{"a"});
   CHECK(o.rest == std::vector<std::string>{"uptime"});
 }
 
 TEST_CASE("options: -t takes comma lists and repeats") {
-  const Options o = parse({"-t", "a,b", "--tpu", "c", "true"});
+  const Options o = parse_words({"-t", "a,b", "--tpu", "c", "true"});
   CHECK(o.tpus == std::vector<std::string>{"a", "b", "c"});
 }
 
 TEST_CASE("options: -- ends the options, even before a subcommand's name") {
-  const Options o = parse({"-w", "h", "--", "kill", "1234"});
+  const Options o = parse_words({"-w", "h", "--", "kill", "1234"});
   CHECK(o.subcommand.empty());
   CHECK(o.rest == std::vector<std::string>{"kill", "1234"});
 }
 
 TEST_CASE("options: a subcommand's name is recognised and its words kept for later") {
-  const Options o = parse({"-w", "h", "logs", "-f", "train.log"});
+  const Options o = parse_words({"-w", "h", "logs", "-f", "train.log"});
   CHECK(o.subcommand == "logs");
   CHECK(o.rest == std::vector<std::string>{"-f", "train.log"});
 }
@@ -92,7 +85,7 @@ TEST_CASE("options: errors name the option and suggest the nearest one") {
 
 TEST_CASE("options: a subcommand's own options win over global ones of the same name") {
   SUBCASE("logs: -f is --follow, -n is --lines; the fan-out is --fanout") {
-    Options o = parse({"logs", "-fn", "+5", "--fanout", "3", "-w", "h", "train.log"});
+    Options o = parse_words({"logs", "-fn", "+5", "--fanout", "3", "-w", "h", "train.log"});
     bool follow = false;
     std::string lines;
     SubcommandSpec spec;
@@ -109,7 +102,7 @@ TEST_CASE("options: a subcommand's own options win over global ones of the same 
     CHECK(*args == std::vector<std::string>{"train.log"});
   }
   SUBCASE("kill: --tpu is the flag, -t still names the TPU") {
-    Options o = parse({"kill", "-t", "mytpu", "--tpu"});
+    Options o = parse_words({"kill", "-t", "mytpu", "--tpu"});
     bool tpu = false;
     SubcommandSpec spec;
     spec.add_own = [&](CLI::App& app) { app.add_flag("--tpu", tpu, ""); };
@@ -120,7 +113,7 @@ TEST_CASE("options: a subcommand's own options win over global ones of the same 
     CHECK(args->empty());
   }
   SUBCASE("cp: -p is --preserve, the port is --port") {
-    Options o = parse({"cp", "-p", "--port", "2222", "a", "/b"});
+    Options o = parse_words({"cp", "-p", "--port", "2222", "a", "/b"});
     bool preserve = false;
     SubcommandSpec spec;
     spec.add_own = [&](CLI::App& app) { app.add_flag("-p,--preserve", preserve, ""); };
@@ -131,14 +124,14 @@ TEST_CASE("options: a subcommand's own options win over global ones of the same 
     CHECK(*args == std::vector<std::string>{"a", "/b"});
   }
   SUBCASE("before the subcommand's name, every name is the global one") {
-    Options o = parse({"-f", "4", "-p", "2200", "logs", "x"});
+    Options o = parse_words({"-f", "4", "-p", "2200", "logs", "x"});
     CHECK(o.fanout == 4);
     CHECK(o.port == 2200);
   }
 }
 
 TEST_CASE("options: a subcommand that takes no arguments refuses one, with its usage") {
-  Options o = parse({"workers", "extra"});
+  Options o = parse_words({"workers", "extra"});
   SubcommandSpec spec;
   spec.takes_args = false;
   try {
@@ -155,7 +148,7 @@ TEST_CASE("options: --help prints one Usage block and every line fits 80 columns
     CAPTURE(sub);
     const std::string text = captured([&] {
       if (*sub) {
-        Options o = parse({sub, "--help"});
+        Options o = parse_words({sub, "--help"});
         CHECK_FALSE(parse_subcommand(o, {}).has_value());
       } else {
         const char* argv[] = {"tpush", "--help"};
@@ -184,7 +177,7 @@ TEST_CASE("help: wrap breaks at spaces and indents the following lines") {
 }
 
 TEST_CASE("options: repeatable options add up before and after a subcommand's name") {
-  Options o = parse({"-w", "a", "-v", "-e", "X=1", "workers", "-w", "b", "-v", "-e", "Y=2", "-t", "t1,t2"});
+  Options o = parse_words({"-w", "a", "-v", "-e", "X=1", "workers", "-w", "b", "-v", "-e", "Y=2", "-t", "t1,t2"});
   SubcommandSpec spec;
   spec.takes_args = false;
   REQUIRE(parse_subcommand(o, spec).has_value());
@@ -195,7 +188,7 @@ TEST_CASE("options: repeatable options add up before and after a subcommand's na
 }
 
 TEST_CASE("options: -F, -o and -J are kept for the ssh_config reading") {
-  const Options o = parse({"-F", "none", "-o", "Port=2222", "-o", "User=x", "-J", "a,b@c:2", "true"});
+  const Options o = parse_words({"-F", "none", "-o", "Port=2222", "-o", "User=x", "-J", "a,b@c:2", "true"});
   CHECK(o.ssh_config_file == "none");
   CHECK(o.ssh_options == std::vector<std::string>{"Port=2222", "User=x"});
   CHECK(o.jump == "a,b@c:2");

@@ -19,7 +19,7 @@ using tpush::test::TempDir;
 namespace {
 
 // A temp dir that is also the home directory, so paths show as "~/...".
-struct Home {
+struct ParseHome {
   TempDir dir;
   fs::path write(const std::string& relative, const std::string& text, fs::perms mode = fs::perms(0644)) {
     const fs::path path = dir.path() / relative;
@@ -47,7 +47,7 @@ std::size_t count(const ParsedConfig& p, ConfigDirective::Kind kind) {
 }  // namespace
 
 TEST_CASE("ssh_config parse: errors name file:line, what and the fix") {
-  Home home;
+  ParseHome home;
   const ParsedConfig p = home.parse_text(
       "Host a\n"
       "  Hostnme x\n"
@@ -77,7 +77,7 @@ TEST_CASE("ssh_config parse: errors name file:line, what and the fix") {
 }
 
 TEST_CASE("ssh_config parse: -o lines") {
-  Home home;
+  ParseHome home;
   const ParsedConfig p = home.parse({}, {"Host=x", "Port=0", "Include /etc/x", "User=fine", "Match all",
                                          "ProxyJump=a;b@gw", "# a comment is fine", "UseKeychain yes"});
   REQUIRE(p.errors.size() == 6);
@@ -92,7 +92,7 @@ TEST_CASE("ssh_config parse: -o lines") {
 }
 
 TEST_CASE("ssh_config parse: warnings for what tpush does not do") {
-  Home home;
+  ParseHome home;
   const ParsedConfig p = home.parse_text(
       "Match exec \"test -f /x\" host a\n"
       "Match canonical final\n"
@@ -122,7 +122,7 @@ TEST_CASE("ssh_config parse: warnings for what tpush does not do") {
 }
 
 TEST_CASE("ssh_config parse: which files are read") {
-  Home home;
+  ParseHome home;
   // ssh_config_files: -F alone, -F none, or the two defaults.
   CHECK(ssh_config_files("/h", std::string("none")).empty());
   CHECK(ssh_config_files("/h", std::string("NONE")).empty());
@@ -145,7 +145,7 @@ TEST_CASE("ssh_config parse: which files are read") {
 }
 
 TEST_CASE("ssh_config parse: relative Includes are under ~/.ssh, or /etc/ssh for the system file") {
-  Home home;
+  ParseHome home;
   home.write(".ssh/config.d/b.conf", "Port 2\n");
   home.write(".ssh/config.d/a.conf", "Port 1\n");
   home.write("etc/sys.d/s.conf", "Port 3\n");
@@ -165,7 +165,7 @@ TEST_CASE("ssh_config parse: relative Includes are under ~/.ssh, or /etc/ssh for
 }
 
 TEST_CASE("ssh_config parse: an Include loop stops after 16 levels") {
-  Home home;
+  ParseHome home;
   const fs::path loop = home.write("loop.conf", "Include ~/loop.conf\n");
   const ParsedConfig p = home.parse({{loop, ConfigScope::named}});
   REQUIRE(p.errors.size() == 1);
@@ -175,7 +175,7 @@ TEST_CASE("ssh_config parse: an Include loop stops after 16 levels") {
 }
 
 TEST_CASE("ssh_config parse: ssh refuses user config files others may write") {
-  Home home;
+  ParseHome home;
   const fs::path config = home.write(".ssh/config", "Include ~/inc.conf\n", fs::perms(0666));
   home.write("inc.conf", "Port 1\n", fs::perms(0646));
   ParsedConfig p = home.parse({{config, ConfigScope::user}});
@@ -199,7 +199,7 @@ TEST_CASE("ssh_config parse: ssh refuses user config files others may write") {
 }
 
 TEST_CASE("ssh_config parse: an unknown keyword waits for the host only if an IgnoreUnknown may cover it") {
-  Home home;
+  ParseHome home;
   ParsedConfig p = home.parse_text("Host a\n  IgnoreUnknown Use*\nHost *\n  UseKeychain yes\n  Fancy 1\n");
   REQUIRE(p.errors.size() == 1);
   CHECK(p.errors[0].starts_with("~/cfg:5: unknown keyword \"fancy\""));
