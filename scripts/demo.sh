@@ -36,9 +36,10 @@ trap 'exit 130' INT TERM
 source "$farm_dir/env"
 unset SSH_AUTH_SOCK
 export USER=${USER:-$(id -un)}
-# Persist masters of the demo live in the demo's directory; the steps below choose
-# --persist themselves (a run typed at a terminal would otherwise keep its sessions).
-export XDG_RUNTIME_DIR=$farm_dir/run TPUSH_PERSIST=0
+# Persist masters of the demo live in the demo's directory (beside the farm's own
+# run/, the workers' runtime directory); the steps below choose --persist themselves
+# (a run typed at a terminal would otherwise keep its sessions).
+export XDG_RUNTIME_DIR=$farm_dir/client-run TPUSH_PERSIST=0
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 HOSTS=$TPUSH_FARM_HOSTS
 PORT=$TPUSH_FARM_PORT
