@@ -18,8 +18,8 @@ namespace {
 using tpush::UsageError;
 using tpush::commands::ConfigFile;
 using tpush::commands::Options;
-using tpush::test::parse_words;
 using tpush::test::error_of;
+using tpush::test::parse_words;
 using tpush::test::TempDir;
 
 // Sets (or unsets) an environment variable for one scope.

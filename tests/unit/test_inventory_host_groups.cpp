@@ -12,13 +12,14 @@
 
 namespace {
 
-using tpush::test::usage_error_of;
+using tpush::UsageError;
+using tpush::test::error_of;
 using tpush::inventory::expand_host_list;
 using tpush::inventory::HostGroups;
 using tpush::inventory::HostListOptions;
 
 std::string parse_error(const std::string& text) {
-  return usage_error_of([&] { HostGroups(text, "groups"); });
+  return error_of<UsageError>([&] { HostGroups(text, "groups"); });
 }
 
 }  // namespace
@@ -96,16 +97,16 @@ TEST_CASE("host groups: reading a file") {
   CHECK(groups.find("", "rack1")->where == file.string() + ":1");
   CHECK(expand_host_list("@rack1!n[02-16]", HostListOptions{&groups, {}}).at(0).host == "n01");
 
-  CHECK(usage_error_of([&] { HostGroups::read(dir / "nope"); }) ==
+  CHECK(error_of<UsageError>([&] { HostGroups::read(dir / "nope"); }) ==
         "cannot read groups file '" + (dir / "nope").string() + "': No such file or directory");
-  CHECK(usage_error_of([&] { HostGroups::read(dir.path()); }).find("Is a directory") != std::string::npos);
+  CHECK(error_of<UsageError>([&] { HostGroups::read(dir.path()); }).find("Is a directory") != std::string::npos);
 }
 
 TEST_CASE("host groups: a file name with control characters is escaped in messages") {
   CHECK(parse_error("x").rfind("groups:1: ", 0) == 0);
-  const std::string message = usage_error_of([] { HostGroups("not a group\n", "odd\tname"); });
+  const std::string message = error_of<UsageError>([] { HostGroups("not a group\n", "odd\tname"); });
   CHECK(message.rfind("odd\\tname:1: ", 0) == 0);
   const HostGroups groups("a: n[3-1]\n", "odd\x1bname");
-  CHECK(usage_error_of([&] { expand_host_list("@a", HostListOptions{&groups, {}}); })
+  CHECK(error_of<UsageError>([&] { expand_host_list("@a", HostListOptions{&groups, {}}); })
             .rfind("odd\\x1bname:1: bad host list 'n[3-1]'", 0) == 0);
 }

@@ -23,7 +23,7 @@ namespace {
 using tpush::test::TempDir;
 
 using tpush::UsageError;
-using tpush::test::usage_error_of;
+using tpush::test::error_of;
 using tpush::inventory::dedup_hosts;
 using tpush::inventory::exclude_hosts;
 using tpush::inventory::expand_host_list;
@@ -45,7 +45,7 @@ std::vector<std::string> texts(const std::vector<HostSpec>& hosts) {
 }
 
 std::string expand_error(const std::string& expr) {
-  return usage_error_of([&] { expand_host_list(expr); });
+  return error_of<UsageError>([&] { expand_host_list(expr); });
 }
 
 }  // namespace
@@ -275,11 +275,11 @@ TEST_CASE("host list: hosts file text") {
 }
 
 TEST_CASE("host list: hosts file errors name file and line") {
-  const auto port = usage_error_of([] { parse_hosts_text("a\n\n# c\nh:99999\n", "hosts.txt"); });
+  const auto port = error_of<UsageError>([] { parse_hosts_text("a\n\n# c\nh:99999\n", "hosts.txt"); });
   CHECK(port == "hosts.txt:4: bad port '99999' in 'h:99999' (ports are 1-65535)");
-  const auto range = usage_error_of([] { parse_hosts_text("n[3-1]", "f"); });
+  const auto range = error_of<UsageError>([] { parse_hosts_text("n[3-1]", "f"); });
   CHECK(range.rfind("f:1: bad host list 'n[3-1]'", 0) == 0);
-  const auto operand = usage_error_of([] { parse_hosts_text("ok\nh1 h2!\n", "f"); });
+  const auto operand = error_of<UsageError>([] { parse_hosts_text("ok\nh1 h2!\n", "f"); });
   CHECK(operand.rfind("f:2: bad host list 'h1 h2!': '!' at column 6 has nothing on its right", 0) == 0);
 }
 
@@ -288,23 +288,23 @@ TEST_CASE("host list: reading hosts files") {
   const auto file = dir.write("hosts", "h1\nbob@h2:2200\n");
   CHECK(texts(read_hosts_file(file)) == std::vector<std::string>{"h1", "h2:2200"});
 
-  const auto missing = usage_error_of([&] { read_hosts_file(dir.path() / "nope.txt"); });
+  const auto missing = error_of<UsageError>([&] { read_hosts_file(dir.path() / "nope.txt"); });
   CHECK(missing == "cannot read hosts file '" + (dir.path() / "nope.txt").string() +
                        "': No such file or directory");
 
-  const auto directory = usage_error_of([&] { read_hosts_file(dir.path()); });
+  const auto directory = error_of<UsageError>([&] { read_hosts_file(dir.path()); });
   CHECK(directory.find("cannot read hosts file") != std::string::npos);
   CHECK(directory.find("Is a directory") != std::string::npos);
 
   const auto bad = dir.write("bad", "ok\nn[1-\n");
-  CHECK(usage_error_of([&] {
+  CHECK(error_of<UsageError>([&] {
           read_hosts_file(bad);
         }).rfind(bad.string() + ":2: bad host list 'n[1-'", 0) == 0);
 
   if (geteuid() != 0) {  // root reads anything
     const auto locked = dir.write("locked", "h\n");
     chmod(locked.c_str(), 0);
-    CHECK(usage_error_of([&] { read_hosts_file(locked); }).find("Permission denied") !=
+    CHECK(error_of<UsageError>([&] { read_hosts_file(locked); }).find("Permission denied") !=
           std::string::npos);
   }
 }
@@ -323,12 +323,12 @@ TEST_CASE("host list: ^FILE splices a hosts file in place") {
   // Included files may include others; errors carry the chain of file:line.
   const auto inner = dir.write("inner", "x\nh:0\n");
   const auto outer = dir.write("outer", "y\n^" + inner.string() + "\n");
-  const auto chained = usage_error_of([&] { read_hosts_file(outer); });
+  const auto chained = error_of<UsageError>([&] { read_hosts_file(outer); });
   CHECK(chained.rfind(outer.string() + ":2: " + inner.string() + ":2: bad port '0'", 0) == 0);
 
   // A file that includes itself is refused instead of recursing forever.
   const auto self = dir.write("self", "a\n^" + (dir.path() / "self").string() + "\n");
-  CHECK(usage_error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
+  CHECK(error_of<UsageError>([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
   const auto ping = dir.path() / "ping";
   const auto pong = dir.write("pong", "^" + ping.string() + "\n");
   dir.write("ping", "^" + pong.string() + "\n");
@@ -389,7 +389,7 @@ Names expand_names(const std::string& expr, const HostListOptions& options = {})
 }
 
 std::string expand_error_with(const std::string& expr, const HostListOptions& options) {
-  return usage_error_of([&] { expand_host_list(expr, options); });
+  return error_of<UsageError>([&] { expand_host_list(expr, options); });
 }
 
 const HostGroups& test_groups() {
@@ -602,7 +602,7 @@ TEST_CASE("host list: select_hosts combines -w, -H and -x as pdsh does") {
   CHECK(names(select_hosts(V{"foo[8-13]"}, {}, V{"^" + file.string(), "foo[9-12]!foo10"})) ==
         Names{"foo8", "foo10", "foo13"});
   CHECK(names(select_hosts(V{"@rack1"}, {}, V{"@odd"}, with_groups())) == Names{"n2", "n4"});
-  CHECK(usage_error_of([] { select_hosts({"a"}, {}, {"-a"}); }).find("in a list that already excludes") !=
+  CHECK(error_of<UsageError>([] { select_hosts({"a"}, {}, {"-a"}); }).find("in a list that already excludes") !=
         std::string::npos);
 }
 
@@ -617,15 +617,15 @@ TEST_CASE("host list: pdsh's #include in hosts files") {
   CHECK(names(read_hosts_file(absolute)) == std::vector<std::string>{"foo10"});
 
   const auto garbage = dir.write("garbage", "#include B garbage\n");
-  CHECK(usage_error_of([&] { read_hosts_file(garbage); }) ==
+  CHECK(error_of<UsageError>([&] { read_hosts_file(garbage); }) ==
         garbage.string() + ":1: bad host list '#include B garbage': #include takes one file name "
                            "(write #include FILE)");
   const auto missing = dir.write("missing", "a\n#include nope\n");
-  CHECK(usage_error_of([&] { read_hosts_file(missing); })
+  CHECK(error_of<UsageError>([&] { read_hosts_file(missing); })
             .rfind(missing.string() + ":2: cannot read hosts file '" + (dir.path() / "nope").string() + "'", 0) ==
         0);
   const auto self = dir.write("self", "#include self\n");
-  CHECK(usage_error_of([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
+  CHECK(error_of<UsageError>([&] { read_hosts_file(self); }).find("includes itself") != std::string::npos);
 }
 
 // --- The corpus, against nodeset -e live -------------------------------------------

@@ -22,8 +22,6 @@
 #include <typeinfo>
 #include <vector>
 
-#include "tpush/util/error.h"
-
 namespace tpush::test {
 
 // An anonymous in-memory file: the Writer writes to it, the test reads it back.
@@ -115,12 +113,6 @@ std::string error_of(F run) {
   }
   FAIL("expected an exception (" << typeid(E).name() << ")");
   return {};
-}
-
-// The message of the UsageError `run` throws.
-template <class F>
-std::string usage_error_of(F run) {
-  return error_of<UsageError>(run);
 }
 
 inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
