@@ -54,8 +54,8 @@ ifeq ($(origin WERROR),undefined)
 endif
 WERROR_ARG := -DTPUSH_WERROR=$(if $(filter 1 ON on yes true,$(WERROR)),ON,OFF)
 # CI builds three trees from scratch on a small machine: the library and the unit
-# tests compile as unity batches there (a third less compile time). Edit-compile loops keep one
-# object per file; UNITY=ON/OFF chooses.
+# tests compile as unity batches there (a third less compile time). Edit-compile
+# loops keep one object per file; UNITY=ON/OFF chooses.
 UNITY ?= $(if $(ci_on),ON,OFF)
 BUILD_ARGS := -DBUILD_TESTING=ON -DCMAKE_UNITY_BUILD=$(UNITY)
 
