@@ -15,6 +15,11 @@ namespace {
 // The stop channels' output (there is none) goes nowhere.
 const ssh::ExecChannel::Sink kDiscard{[](int, std::string_view) {}, [] { return true; }};
 
+// How long a command that ended waits for its stop channels to close. A kill
+// answers in milliseconds; one that does not is given up with its session at
+// the next event after this (a keepalive's answer at the latest).
+constexpr auto kStopsWait = std::chrono::seconds(1);
+
 bool ended(const ssh::ExecChannel& c) {
   return c.phase() == ssh::ExecChannel::Phase::done || c.phase() == ssh::ExecChannel::Phase::failed;
 }
@@ -98,6 +103,13 @@ bool CommandJob::stops_pending() const {
   return false;
 }
 
+bool CommandJob::waiting_for_stops() {
+  if (!may_keep_session() || !stops_pending()) return false;
+  const auto now = Clock::now();
+  if (!ended_before_stops_) ended_before_stops_ = now;
+  return now - *ended_before_stops_ < kStopsWait;
+}
+
 util::Wait CommandJob::work_wait() const {
   if (carrier_paused() && !stops_pending()) return util::Wait::none;
   // Data may arrive at any time while streaming; write interest only while
@@ -117,7 +129,10 @@ void CommandJob::advance_work() {
     // was sent), and a new shell starts for the next.
     const bool gone_while_kept =
         end.kind == ssh::KeptShell::RunEnd::Kind::failed && !end.hung_up && !shell->answered();
-    if (end.kind != ssh::KeptShell::RunEnd::Kind::declined && !gone_while_kept) return finish_from_shell(end);
+    if (end.kind != ssh::KeptShell::RunEnd::Kind::declined && !gone_while_kept) {
+      if (!waiting_for_stops()) finish_from_shell(end);
+      return;
+    }
     spdlog::debug("worker {}: command not run in the kept shell: {}", index_,
                   end.error.empty() ? "a login file changed" : end.error);
     if (gone_while_kept && shell->command_sent())
@@ -129,7 +144,7 @@ void CommandJob::advance_work() {
   start_shell();
   if (!channel_opening())
     for (const auto& signal : std::exchange(queued_signals_, {})) signal_group(signal);
-  if (channel_ && ended(*channel_) && !shell_settling()) return finish_from_channel();
+  if (channel_ && ended(*channel_) && !shell_settling() && !waiting_for_stops()) return finish_from_channel();
   // -u: the group has its TERM; the connection can go (the watchdog sends HUP
   // to whatever is left).
   if (timing_out_ && !stops_pending()) finish(Outcome::timed_out, timed_out_reason());

@@ -146,6 +146,31 @@ def test_ctrl_c_through_the_master(farm, tpush, penv):
     assert remote_left(sleep) == [], str(r)
 
 
+def test_a_ctrl_c_whose_kill_answers_late_keeps_the_sessions(farm, tpush, penv):
+    """Ctrl-C's kill goes on a channel of its own, and the command's end can come back
+    before that channel closes. The run waits for it: the sessions are kept, and the
+    next run uses them without logging in again."""
+    hosts = farm.hosts[:4]
+    try:
+        # The kill's shell lingers half a second after the kill: the kept shell's
+        # report of the command's end comes first, every time.
+        farm.sshd.bash_env.write_text(
+            'case $BASH_EXECUTION_STRING in "kill -s INT "*) trap "sleep 0.5" EXIT;; esac\n')
+        assert tpush(*host_args(hosts), "true", env=penv).returncode == 0
+        st = start_sleeping(tpush, hosts, unique_sleep(), env=penv)
+        st.proc.send_signal(signal.SIGINT)
+        r = st.finish(timeout=20)
+        assert r.returncode == 130, str(r)
+        assert Summary.parse(r.err).reasons == {f"w{i}": "killed by SIGINT" for i in range(4)}, str(r)
+        before = logins(farm)
+        r = tpush(*host_args(hosts), "echo again", env=penv)
+        assert r.returncode == 0, str(r)
+        assert all(v == ["again"] for v in split_prefixed(r.out, hosts).values()), str(r)
+        assert logins(farm) == before, f"the run after Ctrl-C logged in again\n{r}"
+    finally:
+        farm.sshd.bash_env.unlink(missing_ok=True)
+
+
 def test_a_killed_client_stops_its_run_and_the_master_goes_on(farm, tpush, penv, run_dir):
     """The client is killed mid-run: the master stops that run as on a hang-up (nothing
     is left on the workers) and serves the next run."""

@@ -68,6 +68,10 @@ class CommandJob final : public SessionJob {
   bool signal_group(const std::string& signal);
   void stderr_data(std::string_view bytes);
   bool stops_pending() const;
+  // The command ended while a stop channel (its Ctrl-C's kill) was still
+  // closing: on a session a persist master may keep, the job waits for it a
+  // moment, so the session is given back clean instead of dropped.
+  bool waiting_for_stops();
 
   std::unique_ptr<ssh::ExecChannel> channel_;
   std::string command_;      // with the group-report prologue, for an exec channel
@@ -84,6 +88,7 @@ class CommandJob final : public SessionJob {
   std::vector<std::string> queued_signals_;     // waiting for the group's tag
   std::vector<std::unique_ptr<ssh::ExecChannel>> stops_;  // `kill -s SIG -- -PGID` channels
   bool timing_out_ = false;                     // -u passed: TERM sent, finishing
+  std::optional<Clock::time_point> ended_before_stops_;  // waiting_for_stops() since
 };
 
 }  // namespace tpush::fanout
