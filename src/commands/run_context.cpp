@@ -294,6 +294,10 @@ fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, cons
         else status_.poll(writer_, std::chrono::steady_clock::now());
       },
       input);
+  // Handshakes are paced to stay well inside the shortest connect deadline.
+  std::optional<std::chrono::seconds> shortest;
+  for (std::size_t i : targets) shortest = std::min(shortest.value_or(deadlines(i).connect), deadlines(i).connect);
+  if (shortest) scheduler.pace_within(*shortest);
   std::vector<char> began(targets.size(), 0);
   scheduler.observe([&](std::size_t k, fanout::WorkerResult* r) {
     if (!r) began[k] = 1;

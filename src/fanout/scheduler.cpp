@@ -10,6 +10,8 @@
 #include <cstring>
 #include <csignal>
 
+#include <spdlog/spdlog.h>
+
 #include "tpush/util/error.h"
 
 namespace tpush::fanout {
@@ -37,6 +39,7 @@ Scheduler::Scheduler(std::size_t workers, std::size_t fanout, JobFactory factory
                      OutputSink* output, std::function<void()> after_events, InputFeed* input, Now now)
     : workers_(workers),
       fanout_(std::max<std::size_t>(1, fanout)),
+      pace_(fanout_),
       factory_(std::move(factory)),
       signal_fd_(signal_fd),
       output_(output),
@@ -63,23 +66,44 @@ Scheduler::~Scheduler() {
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
-std::size_t Scheduler::count_connecting() const {
+std::size_t Scheduler::count_connecting(Clock::time_point now) const {
+  const auto lost_after = pace_.presumed_lost_after();
   std::size_t n = 0;
-  for (std::size_t i : active_) n += slots_[i].job->connecting() ? 1 : 0;
+  for (std::size_t i : active_) {
+    const Job& job = *slots_[i].job;
+    n += job.connecting() && now - job.setup_progress(now) < lost_after ? 1 : 0;
+  }
   return n;
 }
 
 void Scheduler::start_more(Clock::time_point now) {
   if (stopping_ || next_ >= workers_ || active_.size() >= fanout_) return;
-  std::size_t connecting = count_connecting();
-  while (!stopping_ && next_ < workers_ && active_.size() < fanout_ && connecting < max_connecting) {
+  std::size_t connecting = count_connecting(now);
+  while (!stopping_ && next_ < workers_ && active_.size() < fanout_ && connecting < pace_.window()) {
     ++connecting;
     const std::size_t i = next_++;
-    slots_[i].job = factory_(i);
+    Slot& slot = slots_[i];
+    slot.job = factory_(i);
     active_.push_back(i);
     if (observer_) observer_(i, nullptr);
-    slots_[i].job->advance(now);
+    slot.job->advance(now);
     settle(i);
+  }
+}
+
+// A handshake that completed tells the pace how long it took; one that failed
+// tells nothing about load (refused, no route, a deadline of its own). A job
+// ready at its start (a session kept from an earlier run) made no handshake.
+void Scheduler::note_setup(Slot& slot) {
+  const Job& job = *slot.job;
+  if (job.connecting()) {
+    if (!slot.connecting_since) slot.connecting_since = now_();  // again, on a fresh session
+  } else if (slot.connecting_since) {
+    if (!job.finished()) {
+      const auto now = now_();
+      pace_.completed(now - *slot.connecting_since, now);
+    }
+    slot.connecting_since.reset();
   }
 }
 
@@ -106,6 +130,7 @@ void Scheduler::watch(Watch& w, int fd, unsigned events, std::uint64_t tag) {
 void Scheduler::settle(std::size_t i) {
   Slot& slot = slots_[i];
   Job& job = *slot.job;
+  note_setup(slot);
   watch(slot.watch, job.finished() ? -1 : job.fd(), events_for(job.wait()), i);
   if (job.finished()) {
     outcome_.results[i] = job.result();
@@ -332,6 +357,7 @@ RunOutcome Scheduler::run() {
     start_more(now);
   }
   after_events();
+  if (const std::string pace = pace_.summary(); !pace.empty()) spdlog::debug("{}", pace);
   return std::move(outcome_);
 }
 

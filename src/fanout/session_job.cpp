@@ -78,13 +78,23 @@ void SessionJob::advance(Clock::time_point now) {
   if (was_paused && !work_paused()) alive_reference_ = now;
 }
 
+Clock::time_point SessionJob::setup_progress(Clock::time_point now) const {
+  return connection_->waiting_turn() ? now : connection_->heard_from();
+}
+
+// The connect deadline counts the worker's own time: not tpush's stalls, and
+// not the wait for a turn in tpush's own queue, up to one more deadline (a
+// queue that never moves ends too).
 void SessionJob::tick(Clock::time_point now) {
   if (finished() || !started()) return;
   connection_->note_tick(now);
   if (!working_) {
-    if (now - start_time() - connection_->stalled() >= deadlines_.connect)
+    const auto waited = std::min<Clock::duration>(connection_->waited(), deadlines_.connect);
+    if (now - start_time() - connection_->stalled() - waited >= deadlines_.connect)
       return finish(Outcome::timed_out, "connect timed out after " + seconds_text(deadlines_.connect) + " (" +
-                                            connection_->phase_name() + ")");
+                                            (connection_->waiting_turn() ? "still waiting for a channel of its jump host"
+                                                                         : connection_->phase_name()) +
+                                            ")");
     connection_->tick(now);  // a connect attempt due again (ConnectionAttempts)
     return;
   }

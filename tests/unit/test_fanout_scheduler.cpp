@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ struct Behaviour {
   bool own_fd = false;            // wait on an eventfd (created by the job)
   bool fd_ready = false;          // ... that is readable from the start
   bool finish_on_interrupt = true;  // else: finish on the next tick after interrupt()
+  bool connecting = false;          // setting up its connection until it finishes
+  bool silent = false;              // ... hearing nothing from its server all along
   std::function<void(std::size_t index, int advance)> on_advance;
   std::function<void(std::size_t index, int tick)> on_tick;
 };
@@ -66,8 +69,9 @@ class FakeJob : public Job {
     if (fd_ >= 0) close(fd_);
   }
 
-  void advance(Clock::time_point) override {
+  void advance(Clock::time_point now) override {
     REQUIRE_FALSE(done_);
+    if (!begun_) begun_ = now;
     const int n = ++probe_.advances[index_];
     if (b_.on_advance) b_.on_advance(index_, n);
     if (b_.own_fd && !b_.fd_ready) {  // consume a wake-up
@@ -96,6 +100,10 @@ class FakeJob : public Job {
   int fd() const override { return fd_; }
   Wait wait() const override { return fd_ >= 0 ? Wait::read : Wait::none; }
   bool paused_for_output() const override { return false; }
+  bool connecting() const override { return b_.connecting && !done_; }
+  Clock::time_point setup_progress(Clock::time_point now) const override {
+    return b_.silent ? begun_.value_or(now) : now;
+  }
   WorkerResult result() const override { return result_; }
 
   int event_fd() const { return fd_; }
@@ -115,6 +123,7 @@ class FakeJob : public Job {
   int fd_ = -1;
   bool done_ = false;
   bool interrupted_ = false;
+  std::optional<Clock::time_point> begun_;
   WorkerResult result_;
 };
 
@@ -454,4 +463,42 @@ TEST_CASE("scheduler: stop_all (--fail-fast) passes the interrupt on, then close
   CHECK(seen.front() == "start 0");
   CHECK(std::count(seen.begin(), seen.end(), "end 0") == 1);
   CHECK(std::find(seen.begin(), seen.end(), "start 3") == seen.end());
+}
+
+TEST_CASE("scheduler: attempts that hear nothing stop holding places among the handshakes") {
+  using namespace std::chrono_literals;
+  // 20 blackholed workers first, then 20 that are quick: more silent attempts
+  // than the pace lets start at once. Each tick is a second on the clock.
+  constexpr std::size_t n = 40, silent = 20;
+  Probe probe(n);
+  Clock::duration skipped{0};
+  auto now = [&skipped] { return Clock::now() + skipped; };
+  int silent_done_when_quick_started = -1;
+  int silent_done = 0;
+  auto behaviour = [&](std::size_t i) {
+    Behaviour b;
+    if (i < silent) {
+      b.connecting = b.silent = true;
+      b.finish_after_ticks = 30;  // their own deadline
+      b.on_tick = [&, i](std::size_t, int tick) {
+        if (i == 0) skipped += 1s;
+        if (tick == 30) ++silent_done;
+      };
+    } else {
+      b.finish_after_advances = 1;
+    }
+    return b;
+  };
+  Scheduler::JobFactory factory = [&](std::size_t i) -> std::unique_ptr<Job> {
+    if (i == n - 1) silent_done_when_quick_started = silent_done;
+    return std::make_unique<FakeJob>(i, probe, behaviour(i));
+  };
+  Scheduler s(n, n, factory, -1, nullptr, {}, nullptr, now);
+  const RunOutcome run = s.run();
+  check_all_ok(run);
+  // The last quick worker started while every blackholed one still waited for its deadline.
+  CHECK(silent_done_when_quick_started == 0);
+  // ... but not before the first ones had been silent for the pace's limit:
+  // at first they held every place.
+  CHECK(probe.max_running >= static_cast<int>(tpush::fanout::HandshakePace::initial_window));
 }

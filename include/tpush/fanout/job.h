@@ -34,6 +34,11 @@ class Job {
   // True while the connection is being set up (TCP, handshake, auth): the
   // scheduler paces those so a burst does not overflow a server's accept queue.
   virtual bool connecting() const { return false; }
+  // While connecting(): when the far side last showed progress (the attempt
+  // started, bytes arrived), or `now` while the attempt waits its turn in
+  // tpush's own queue (a jump host's channel opens). An attempt silent for
+  // long (a blackholed address) stops holding a place among those paced.
+  virtual Clock::time_point setup_progress(Clock::time_point now) const { return now; }
   virtual WorkerResult result() const = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tpush/fanout/handshake_pace.h"
 #include "tpush/fanout/input_feed.h"
 #include "tpush/fanout/job.h"
 #include "tpush/fanout/output_sink.h"
@@ -23,17 +24,15 @@ struct RunOutcome {
   bool output_closed = false;
 };
 
+// Workers set up their connections a paced number at a time (the rest of the
+// fan-out waits, its connect deadline not yet started): see handshake_pace.h.
+//
 // Besides the jobs, it drives services (util::Pollable) added to it as a
 // Reactor: jump-host sessions that carry many workers, the child reaper. They
 // are advanced when their fd is ready and ticked with the jobs; they do not
 // keep the run going once every job has finished.
 class Scheduler final : public util::Reactor {
  public:
-  // At most this many workers set up their connections at once (the rest of
-  // the fan-out waits, its connect deadline not yet started): sshd's accept
-  // queue holds 128, and a server CPU-bound on key exchanges serves them in turn.
-  static constexpr std::size_t max_connecting = 128;
-
   using JobFactory = std::function<std::unique_ptr<Job>(std::size_t index)>;
   using Now = std::function<Clock::time_point()>;
 
@@ -67,6 +66,9 @@ class Scheduler final : public util::Reactor {
   // Not an interrupt: the run's outcome is not `interrupted`.
   void stop_all(const std::string& why);
 
+  // Handshakes are paced to stay well inside this (the shortest connect deadline).
+  void pace_within(Clock::duration deadline) { pace_.keep_within(deadline); }
+
   void add(util::Pollable& p) override;
   void remove(util::Pollable& p) override;
   void update(util::Pollable& p) override;
@@ -79,6 +81,7 @@ class Scheduler final : public util::Reactor {
   struct Slot {
     std::unique_ptr<Job> job;
     Watch watch;
+    std::optional<Clock::time_point> connecting_since;  // a handshake under way, for the pace
   };
   struct Service {
     util::Pollable* pollable = nullptr;  // null once removed (indexes stay put)
@@ -89,8 +92,10 @@ class Scheduler final : public util::Reactor {
   void settle_service(std::size_t index);
   void for_each_service(const std::function<void(util::Pollable&)>& call);
   void start_more(Clock::time_point now);
-  std::size_t count_connecting() const;
+  // Jobs setting up a connection that still hold a place in the pace's window.
+  std::size_t count_connecting(Clock::time_point now) const;
   void settle(std::size_t index);  // after any call into a job
+  void note_setup(Slot& slot);     // feeds the pace
   // Calls `call` on every running job (a copy of the list: jobs may finish), settling each.
   void for_each_running(const std::function<void(Job&)>& call);
   void stop_starting();  // the workers not started yet are "not started (interrupted)"
@@ -105,6 +110,7 @@ class Scheduler final : public util::Reactor {
   void abort_all();
 
   std::size_t workers_, fanout_;
+  HandshakePace pace_;
   JobFactory factory_;
   int signal_fd_;
   OutputSink* output_;

@@ -106,6 +106,10 @@ class Connection {
   Clock::time_point heard_from() const { return resumed_ ? std::max(last_receive_, *resumed_) : last_receive_; }
   // The stalls' total, which the connect deadline does not count.
   Clock::duration stalled() const { return stalled_; }
+  // Time the way there waited for its turn in tpush's own queue (transport.h),
+  // which the connect deadline does not count either; waiting_turn(): now.
+  Clock::duration waited() const { return transport_ ? transport_->waited() : Clock::duration{}; }
+  bool waiting_turn() const { return transport_ && transport_->waiting_turn(); }
   // Caps what one turn of the event loop may read from this socket; the
   // layer above resets it before each turn.
   void new_turn() {

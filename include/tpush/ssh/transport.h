@@ -3,6 +3,7 @@
 // stream, and, when the way there fails, why, naming the jump host or proxy.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +33,11 @@ class Transport {
   // connection before the server spoke: ..."); empty to keep the session's
   // own reason.
   virtual std::string unanswered() const { return failure(); }
+  // Time spent so far waiting for a turn in tpush's own queue (a jump host
+  // opens one channel at a time), which is not the worker's: its connect
+  // deadline does not count it. waiting_turn(): it waits now.
+  virtual std::chrono::steady_clock::duration waited() const { return {}; }
+  virtual bool waiting_turn() const { return false; }
   // The worker is done with it: close the fd's far side, stop helpers. Never blocks.
   virtual void close() = 0;
   // The run that opened it ends, but a persist master keeps the session
