@@ -268,7 +268,12 @@ void Connection::retry_connect_later() {
   retry_at_ = Clock::now() + std::chrono::seconds(1);
 }
 
+// SO_ERROR reads 0 while the connect is still under way: only a writable
+// socket has an answer (connected, or the error). advance() comes here right
+// after connect() too, so a SYN nobody answers waits here, in this phase.
 void Connection::finish_connect() {
+  pollfd p{fd_, POLLOUT, 0};
+  if (::poll(&p, 1, 0) == 0) return;  // not yet: the event loop waits for it
   int err = 0;
   socklen_t len = sizeof err;
   if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
