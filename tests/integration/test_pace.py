@@ -18,11 +18,17 @@ def hosts_of(farm, n: int) -> list[str]:
     return [f"{worker_address(k)}:{farm.port}" for k in range(n)]
 
 
-def test_a_loaded_server_fails_no_worker_for_tpushs_own_load(farm, tpush):
+def hosts_file(tmp_path, hosts: list[str]):
+    path = tmp_path / "hosts"
+    path.write_text("".join(h + "\n" for h in hosts))
+    return path
+
+
+def test_a_loaded_server_fails_no_worker_for_tpushs_own_load(farm, tpush, tmp_path):
     # One second is enough for one handshake alone (a few ms here), not for one that waits
     # behind 127 others on two cores (the fixed bound of 128 before: most timed out).
     hosts = hosts_of(farm, N)
-    r = tpush("-v", "--connect-timeout", 1, "-w", ",".join(hosts), 'set -- $SSH_CONNECTION; echo "$3"',
+    r = tpush("-v", "--connect-timeout", 1, "-H", hosts_file(tmp_path, hosts), 'set -- $SSH_CONNECTION; echo "$3"',
               timeout=300)
     assert r.returncode == 0, str(r)
     s = r.summary()
@@ -34,7 +40,7 @@ def test_a_loaded_server_fails_no_worker_for_tpushs_own_load(farm, tpush):
     assert len(pace) == 1 and f"pace: {N} handshakes" in pace[0], str(r)
 
 
-def test_blackholed_addresses_are_reported_within_their_own_deadline(farm, tpush, faults):
+def test_blackholed_addresses_are_reported_within_their_own_deadline(farm, tpush, faults, tmp_path):
     # More blackholed workers than the pace lets start at once, first in the list: they
     # stop holding places once they have been silent a while, the others go on, and each
     # blackholed one is reported when its own deadline has passed.
@@ -43,7 +49,7 @@ def test_blackholed_addresses_are_reported_within_their_own_deadline(farm, tpush
         faults.blackhole(address, farm.port)
     good = hosts_of(farm, 64)
     bad_hosts = [f"{a}:{farm.port}" for a in bad]
-    r = tpush("--json", "--connect-timeout", 4, "-w", ",".join(bad_hosts + good), "true", timeout=120)
+    r = tpush("--json", "--connect-timeout", 4, "-H", hosts_file(tmp_path, bad_hosts + good), "true", timeout=120)
     assert r.returncode == 255, str(r)
     records = [json.loads(line) for line in r.out.splitlines()]
     results = {rec["worker"]: rec for rec in records if rec.get("type") == "worker"}
