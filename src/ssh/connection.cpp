@@ -93,6 +93,7 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
   if (n > 0) {
     self->recv_budget_ -= static_cast<std::size_t>(n);
     self->last_receive_ = Clock::now();
+    if (!self->reached_ && self->transport_) self->transport_->answered();
     self->reached_ = true;  // through a transport, the first bytes say so
     // Without this, the kernel delays our ACKs and sshd's Nagle waits on them:
     // ~40 ms per round trip on loopback. QUICKACK is not sticky, so re-arm it.

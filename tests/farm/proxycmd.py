@@ -99,7 +99,8 @@ class Relay:
         self.log = RelayLog(self.dir / "relay.log")
 
     def argv(self, host="%h", port="%p", *, fail: str | None = None, hang: bool = False,
-             die_after: int | None = None, connect_delay: float | None = None) -> list[str]:
+             die_after: int | None = None, connect_delay: float | None = None,
+             latency: float | None = None) -> list[str]:
         argv = [str(self.path), "--log", str(self.log.path)]
         if fail is not None:
             argv += ["--fail-at-once", fail]
@@ -109,6 +110,8 @@ class Relay:
             argv += ["--die-after", str(die_after)]
         if connect_delay is not None:
             argv += ["--connect-delay", str(connect_delay)]
+        if latency is not None:
+            argv += ["--latency", str(latency)]
         return argv + [str(host), str(port)]
 
     def command(self, host="%h", port="%p", **faults) -> str:

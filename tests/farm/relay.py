@@ -25,6 +25,9 @@ only change the environment of the program that runs the ProxyCommand):
                                               together), then exit 1 abruptly,
                                               without flushing or half-closing
     --connect-delay S    TPUSH_RELAY_DELAY    wait S seconds before connecting
+    --latency S          TPUSH_RELAY_LATENCY  hold every chunk S seconds in each
+                                              direction (pipelined: a far server,
+                                              2*S of round trip, no bandwidth cap)
 
 SIGHUP (how OpenSSH ends its ProxyCommand), SIGTERM and SIGINT log an "end" event
 with the byte counts and the signal's name, then exit 128+signal.  SIGUSR1 makes
@@ -140,8 +143,54 @@ def pump(sock, counts, die_after=None):
                 return True
 
 
+def pump_late(sock, counts, latency):
+    """Like pump(), every chunk held `latency` seconds before it is passed on."""
+    import collections
+    stdin_open, server_open = True, True
+    up, down = collections.deque(), collections.deque()  # (due, bytes)
+    sock.setblocking(True)
+    while server_open or down:
+        now = time.monotonic()
+        while up and up[0][0] <= now:
+            data = up.popleft()[1]
+            if data is None:
+                try:
+                    sock.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+            else:
+                sock.sendall(data)
+                counts.up += len(data)
+        while down and down[0][0] <= now:
+            data = down.popleft()[1]
+            _write_all(1, data)
+            counts.down += len(data)
+        due = [q[0][0] for q in (up, down) if q]
+        timeout = max(0.0, min(due) - now) if due else None
+        readers = ([sock] if server_open else []) + ([0] if stdin_open else [])
+        try:
+            ready, _, _ = select.select(readers, [], [], timeout)
+        except InterruptedError:
+            continue
+        if 0 in ready:
+            data = os.read(0, CHUNK)
+            if not data:
+                stdin_open = False
+            up.append((time.monotonic() + latency, data or None))
+        if sock in ready:
+            try:
+                data = sock.recv(CHUNK)
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                server_open = False
+            else:
+                down.append((time.monotonic() + latency, data))
+    return False
+
+
 def run(host, port, log_path=None, fail=None, hang_mode=False, die_after=None, connect_delay=0.0,
-        name="relay", connect_error=None):
+        name="relay", connect_error=None, latency=0.0):
     """Relay stdin/stdout to host:port; returns the exit status.
 
     `connect_error(reason)` is called (and its return value returned) when the
@@ -182,7 +231,7 @@ def run(host, port, log_path=None, fail=None, hang_mode=False, die_after=None, c
         log.event("fault", fault="deaf", up=counts.up, down=counts.down)
     signal.signal(signal.SIGUSR1, on_deaf)
     try:
-        died = pump(sock, counts, die_after)
+        died = pump_late(sock, counts, latency) if latency else pump(sock, counts, die_after)
     except OSError as e:
         if e.errno not in (errno.EPIPE, errno.ECONNRESET):
             raise
@@ -205,11 +254,13 @@ def _options(argv):
             "fail": env.get("TPUSH_RELAY_FAIL") or None,
             "hang_mode": env.get("TPUSH_RELAY_HANG", "") not in ("", "0"),
             "die_after": int(env["TPUSH_RELAY_DIE_AFTER"]) if env.get("TPUSH_RELAY_DIE_AFTER") else None,
-            "connect_delay": float(env.get("TPUSH_RELAY_DELAY") or 0)}
+            "connect_delay": float(env.get("TPUSH_RELAY_DELAY") or 0),
+            "latency": float(env.get("TPUSH_RELAY_LATENCY") or 0)}
     positional = []
     i = 0
     takes = {"--log": ("log_path", str), "--fail-at-once": ("fail", str),
-             "--die-after": ("die_after", int), "--connect-delay": ("connect_delay", float)}
+             "--die-after": ("die_after", int), "--connect-delay": ("connect_delay", float),
+             "--latency": ("latency", float)}
     while i < len(argv):
         a = argv[i]
         key, _, inline = a.partition("=")
@@ -230,7 +281,7 @@ def _options(argv):
         i += 1
     if len(positional) != 2:
         raise ValueError("usage: relay.py [--log FILE] [--fail-at-once MSG] [--hang] "
-                         "[--die-after N] [--connect-delay S] HOST PORT")
+                         "[--die-after N] [--connect-delay S] [--latency S] HOST PORT")
     return positional[0], positional[1], opts
 
 

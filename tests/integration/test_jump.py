@@ -28,6 +28,39 @@ def test_one_bastion_session_carries_every_worker(farm, tpush, home, bastion):
     assert sorted(bastion.log.targets()) == sorted((a, farm.port) for a in farm.addresses)
 
 
+def test_a_far_bastion_gets_a_second_login_only_when_its_channel_opens_are_the_limit(
+        farm, tpush, home, bastion, relay):
+    """50 ms from the bastion, a session opens one channel per round trip: 64 workers
+    would wait 3 s for their channels, so tpush logs in again and says why. Near, one
+    session carries everyone (the test above)."""
+    trust(home, bastion)
+    (home / ".ssh" / "config").write_text(
+        bastion.ssh_config_entry("far", USER) + f"  ProxyCommand {relay.command(latency=0.025)}\n")
+    r = tpush("-v", "-J", "far", *host_args(farm.hosts), "true")
+    assert r.returncode == 0, str(r)
+    counts = bastion.counts()
+    assert 2 <= counts["sessions"] <= 8, counts
+    assert counts["channels"] == FARM_WORKERS, counts
+    why = [l for l in r.err.splitlines() if "session 2: its channel opens are the limit" in l]
+    assert len(why) == 1, str(r)
+
+
+def test_a_worker_the_bastion_cannot_reach_does_not_hold_up_the_others(farm, tpush, home, bastion, faults):
+    """The bastion's connect to a blackholed worker never ends, and libssh2 opens one
+    channel at a time per session: the others get a second session after a second, and
+    each worker is judged by its own deadline."""
+    trust(home, bastion)
+    hosts = farm.hosts[:9]
+    faults.blackhole(farm.addresses[0], farm.port)
+    r = tpush("-v", "--connect-timeout", 5, "-J", bastion.jump(USER), *host_args(hosts), "true", timeout=60)
+    assert r.returncode == 255, str(r)
+    s = r.summary()
+    assert s.ok == 8 and s.timed_out == 1, str(r)
+    assert s.reasons[hosts[0]].startswith("connect timed out after 5s"), str(r)
+    assert bastion.counts()["sessions"] == 2, str(r)
+    assert any("session 2: its channel open has waited" in l for l in r.err.splitlines()), str(r)
+
+
 @pytest.mark.parametrize("fault,reason", [
     ("wrong_host_key", "host key changed"),
     ("refuse_auth", "auth failed"),

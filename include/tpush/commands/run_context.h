@@ -26,7 +26,7 @@
 #include "tpush/ssh/connection.h"
 #include "tpush/ssh/credentials.h"
 #include "tpush/ssh/host_key_policy.h"
-#include "tpush/ssh/jump_host.h"
+#include "tpush/ssh/jump_pool.h"
 #include "tpush/util/child_reaper.h"
 
 namespace tpush::commands {

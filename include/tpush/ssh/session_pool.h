@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tpush/ssh/connection.h"
-#include "tpush/ssh/jump_host.h"
+#include "tpush/ssh/jump_pool.h"
 #include "tpush/ssh/kept_shell.h"
 #include "tpush/util/child_reaper.h"
 

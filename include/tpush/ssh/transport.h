@@ -38,6 +38,11 @@ class Transport {
   // deadline does not count it. waiting_turn(): it waits now.
   virtual std::chrono::steady_clock::duration waited() const { return {}; }
   virtual bool waiting_turn() const { return false; }
+  // The session heard its server for the first time: the way is up.
+  virtual void answered() {}
+  // Starts the way on `fd`, a descriptor of the caller's (it keeps its own
+  // copy), instead of a socketpair of its own. False when this way cannot.
+  virtual bool open_on(int /*fd*/) { return false; }
   // The worker is done with it: close the fd's far side, stop helpers. Never blocks.
   virtual void close() = 0;
   // The run that opened it ends, but a persist master keeps the session
