@@ -27,9 +27,12 @@ constexpr std::size_t kMaxHello = 4096;
 // The shell's own variables and its function, all named tpush_..., are unset
 // before the command runs. Its stderr is /dev/null (bash's notices about its
 // jobs go there); each job gets the channel's stderr from fd 3. `wait` returns
-// when a job stops, too: the loop waits until it is gone. tpush_state says
-// which login files exist and which changed since the stamp file was made:
-// any difference from the start and the command is declined. Then the
+// when a job stops, too: the loop waits until it is gone. tpush_state is
+// which login files exist and what they hold, read with the `read` builtin
+// (no fork; a few kB): any difference from the start and the command is
+// declined. Contents, not times: file times move in clock ticks, and an edit
+// in the tick the shell started in has the time it had. (The directory must
+// be writable: the claims below are made there.) Then the
 // command's claim: a file made with noclobber (O_EXCL), so that of the kept
 // shell and a later login running the same command (with_claim()) only the
 // first runs it. The shell removes its own claims CLAIMS_KEPT commands at a
@@ -41,7 +44,9 @@ tpush_t=$tpush_d/shell-$$
 tpush_state() {
   tpush_x=
   for tpush_f in LOGIN_FILES; do
-    if [ -e "$tpush_f" ]; then tpush_x+=1; [ "$tpush_f" -nt "$tpush_t" ] && tpush_x+=n; else tpush_x+=0; fi
+    if [ -e "$tpush_f" ]; then
+      tpush_v=; IFS= read -r -d '' tpush_v < "$tpush_f"; tpush_x+="1${#tpush_v}:$tpush_v"
+    else tpush_x+=0; fi
   done
 }
 tpush_state; tpush_x0=$tpush_x tpush_a= tpush_i=0
@@ -62,7 +67,7 @@ while read -r tpush_n tpush_p tpush_e tpush_k; do
     printf '%s%s\n' "$tpush_p" "$BASHPID" >&2
     read -r tpush_s < "/proc/$BASHPID/stat" && printf '%s\n' "$tpush_s" > "$tpush_d/j$$"
     set +m --; exec 3>&-
-    eval "unset -f tpush_state; unset tpush_a tpush_c tpush_d tpush_e tpush_f tpush_g tpush_i tpush_j tpush_k tpush_l tpush_n tpush_o tpush_p tpush_r tpush_s tpush_t tpush_w tpush_x tpush_x0; $tpush_c" ) </dev/null 2>&3 &
+    eval "unset -f tpush_state; unset tpush_a tpush_c tpush_d tpush_e tpush_f tpush_g tpush_i tpush_j tpush_k tpush_l tpush_n tpush_o tpush_p tpush_r tpush_s tpush_t tpush_v tpush_w tpush_x tpush_x0; $tpush_c" ) </dev/null 2>&3 &
   tpush_j=$!
   while :; do wait "$tpush_j"; tpush_r=$?; kill -0 "$tpush_j" 2>/dev/null || break; done
   if kill -0 -- "-$tpush_j" 2>/dev/null; then tpush_w=$tpush_r+; else tpush_w=$tpush_r; fi

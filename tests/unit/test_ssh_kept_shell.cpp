@@ -105,6 +105,18 @@ TEST_CASE("kept shell: a changed login file declines the command, a process left
     CHECK(r.out.find(end_tag(2) + "stale\n") != std::string::npos);
     CHECK(r.out.find("not run") == std::string::npos);
   }
+  SUBCASE("changed, with its time put back") {
+    // As an edit in the clock tick the shell started in looks to a comparison
+    // of times: same size, same mtime, other bytes.
+    const auto r = feed(dir, "/bin/bash",
+                        sent("cp -p \"$BASH_ENV\" \"$BASH_ENV.was\"; printf x > \"$BASH_ENV\"; "
+                             "touch -r \"$BASH_ENV.was\" \"$BASH_ENV\"", 1) +
+                            sent("echo not run", 2),
+                        "BASH_ENV=" + bash_env);
+    CHECK(r.out.find(end_tag(1) + "0\n") != std::string::npos);
+    CHECK(r.out.find(end_tag(2) + "stale\n") != std::string::npos);
+    CHECK(r.out.find("not run") == std::string::npos);
+  }
   SUBCASE("removed") {
     const auto r = feed(dir, "/bin/bash", sent("rm \"$BASH_ENV\"", 1) + sent("echo not run", 2),
                         "BASH_ENV=" + bash_env);
