@@ -63,6 +63,10 @@ ssh::ProxyCommand proxy_command_of(const Reach& r) {
 
 std::string proxy_route(const ssh::ProxyCommand& command) { return "proxy command " + command.shown; }
 
+// The route of a worker reached through its slice's IAP tunnel; it also names
+// the slice's lane in messages.
+std::string iap_route(const std::string& slice) { return "IAP to TPU " + slice; }
+
 // Who logs in where: the part of a worker's endpoint every route has.
 ssh::Endpoint address_of(const Reach& r) {
   ssh::Endpoint e;
@@ -82,7 +86,8 @@ bool every_session_kept(const Options& o, const std::vector<Reach>& reaches) {
   for (const auto& r : reaches) {
     if (r.via == Reach::Via::jump) return false;
     ssh::Endpoint e = address_of(r);
-    if (r.via == Reach::Via::command) e.route = proxy_route(proxy_command_of(r));
+    if (!r.iap_slice.empty()) e.route = iap_route(r.iap_slice);
+    else if (r.via == Reach::Via::command) e.route = proxy_route(proxy_command_of(r));
     if (!o.host->pool->holds(ssh::SessionPool::key_of(e))) return false;
   }
   return true;
@@ -207,13 +212,42 @@ fanout::Deadlines RunContext::deadlines(std::size_t i) const {
   return d;
 }
 
-ssh::Endpoint RunContext::endpoint(std::size_t i) {
+ssh::Endpoint RunContext::own_endpoint(std::size_t i) {
   const auto& w = workers_[i];
   ssh::Endpoint e = endpoint_for(reaches_[i], w.label);
   // gcloud's names for a TPU worker's key come after an ssh_config HostKeyAlias.
   e.host_key_aliases.insert(e.host_key_aliases.end(), w.host_key_aliases.begin(), w.host_key_aliases.end());
   e.pinned_host_key = w.pinned_host_key;
   return e;
+}
+
+// Through IAP, one tunnel to one worker of a slice carries the slice: that
+// worker is a jump host to the others' internal addresses (each host key
+// checked as its own), and a worker's own IAP tunnel is the way left when no
+// worker of the slice can forward.
+ssh::Endpoint RunContext::endpoint(std::size_t i) {
+  ssh::Endpoint e = own_endpoint(i);
+  const std::string& slice = reaches_[i].iap_slice;
+  if (slice.empty()) return e;
+  auto own_way = std::move(e.via);
+  e.route = iap_route(slice);
+  e.via = jumps_.route_through(e.route, slice_gateways(slice), e.host, e.port, std::move(own_way), "its own IAP tunnel");
+  return e;
+}
+
+// The first two workers of the slice in this run: when neither can carry the
+// others, trying more would cost a gcloud start each before every worker goes
+// its own way anyway.
+const std::vector<ssh::JumpPool::Hop>& RunContext::slice_gateways(const std::string& slice) {
+  constexpr std::size_t kGatewaysPerSlice = 2;
+  auto [it, made] = slice_gateways_.try_emplace(slice);
+  if (!made) return it->second;
+  for (std::size_t j = 0; j < workers_.size() && it->second.size() < kGatewaysPerSlice; ++j) {
+    if (reaches_[j].iap_slice != slice) continue;
+    const std::string name = workers_[j].label + " (" + workers_[j].iap->instance + ")";
+    it->second.push_back({name, own_endpoint(j), std::chrono::seconds(reaches_[j].connect_timeout.value)});
+  }
+  return it->second;
 }
 
 ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label) {
@@ -405,6 +439,7 @@ void RunContext::retry_moved(fanout::RunOutcome& outcome, const Refresh& refresh
       spdlog::warn("{}: address changed from {} to {}; retrying", f.label, old.target.host, f.target.host);
       workers_[i] = f;
       reaches_[i] = planner_.plan(f);
+      slice_gateways_.clear();
       retry.push_back(i);
     }
   }

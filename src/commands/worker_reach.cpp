@@ -1,5 +1,6 @@
 #include "tpush/commands/worker_reach.h"
 
+#include "tpush/inventory/tpu_access.h"
 #include "tpush/ssh/credentials.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/error.h"
@@ -52,7 +53,9 @@ std::string hop_name(const Reach& r) {
 std::string Reach::via_text() const {
   switch (via) {
     case Via::direct: return {};
-    case Via::command: return proxy_command.value;
+    case Via::command:
+      if (!iap_slice.empty()) return "one IAP tunnel for TPU " + iap_slice + " (else its own: " + proxy_command.value + ")";
+      return proxy_command.value;
     case Via::jump: {
       std::string out;
       for (const auto& hop : jump) out += (out.empty() ? "" : " > ") + hop.name;
@@ -90,13 +93,14 @@ Reach ReachPlanner::plan(const inventory::Worker& w) const {
     q.port_from = "host list";
   }
   Reach r = plan_host(q, false, 0);
-  if (!w.proxy_argv.empty()) {  // --tunnel-through-iap: the tunnel is the way there
+  if (w.iap) {  // --tunnel-through-iap: the tunnel is the way there
     if (!options_.jump.empty())
       throw UsageError("-J and --tunnel-through-iap both say how to reach " + w.label + ": give one of them");
     r.via = Reach::Via::command;
     r.jump.clear();
-    r.proxy_argv = w.proxy_argv;
-    r.proxy_command = {util::join(w.proxy_argv, " "), "--tunnel-through-iap"};
+    r.proxy_argv = inventory::iap_tunnel_argv(w.iap->instance, w.iap->zone, w.iap->project, r.port.value);
+    r.proxy_command = {util::join(r.proxy_argv, " "), "--tunnel-through-iap"};
+    r.iap_slice = w.iap->slice;
     r.via_from = "--tunnel-through-iap";
   }
   return r;

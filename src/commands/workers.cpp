@@ -57,6 +57,7 @@ json reach_json(const Reach& r) {
     via["jump"] = hops;
   }
   if (r.via == Reach::Via::command) via["proxy_command"] = r.proxy_command.value;
+  if (!r.iap_slice.empty()) via["slice"] = r.iap_slice;  // one IAP tunnel carries it; proxy_command if none can
   return {{"hostname", sourced(r.hostname)},
           {"port", sourced(r.port)},
           {"user", sourced(r.user)},

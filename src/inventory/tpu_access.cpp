@@ -91,9 +91,9 @@ std::map<int, std::string> parse_worker_hostnames(std::string_view guest_attribu
 }
 
 std::vector<std::string> iap_tunnel_argv(const std::string& instance, const std::string& zone,
-                                         const std::string& project) {
+                                         const std::string& project, std::uint16_t port) {
   // In the order gcloud's own `tpu-vm ssh --tunnel-through-iap` writes it.
-  return {"gcloud", "compute", "start-iap-tunnel", instance, "22", "--listen-on-stdin",
+  return {"gcloud", "compute", "start-iap-tunnel", instance, std::to_string(port), "--listen-on-stdin",
           "--project=" + project, "--zone=" + zone, "--verbosity=warning"};
 }
 

@@ -496,7 +496,7 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
             throw SetupError("no instance name for worker " + std::to_string(w) + " of TPU " + node.ref.text() +
                              " in its guest attributes (the `hostname` key), which --tunnel-through-iap needs: is "
                              "the worker up? retry with --refresh");
-          worker.proxy_argv = iap_tunnel_argv(name->second, node.ref.zone, node.ref.project);
+          worker.iap = IapWorker{name->second, node.ref.zone, node.ref.project, node.ref.text()};
         }
         if (job.oslogin) {
           if (!login) login = os_login_user(q, cache);

@@ -118,9 +118,12 @@ void JumpHost::drive(Clock::time_point now) {
   if (failed() || !started_) return;
   connection_.new_turn();
   if (!ready()) {
+    const bool logging_in = connection_.phase() == Connection::Phase::auth;
     connection_.advance();
-    if (connection_.phase() == Connection::Phase::failed)
+    if (connection_.phase() == Connection::Phase::failed) {
+      if (logging_in) login_refused_ = connection_.failure_reason();
       return fail_all("jump host " + name_ + ": " + connection_.failure_reason());
+    }
     if (!ready()) return watch_connection();
     spdlog::debug("jump host {}: connected", name_);
     if (!connection_.warning().empty()) spdlog::warn("{}", connection_.warning());
@@ -184,9 +187,7 @@ void JumpHost::open_channels(Clock::time_point now) {
     if (is_hangup(rc)) return fail_all("jump host " + name_ + ": connection lost (" + libssh2_error() + ")");
     busy_total_ += now - *open_started_;
     open_started_.reset();
-    lane_.open_failed(*this, std::move(opening_),
-                      "jump host " + name_ + " could not open a connection to " + t.host + ":" +
-                          std::to_string(t.port) + " (" + libssh2_error() + ")");
+    lane_.open_failed(*this, std::move(opening_), libssh2_error());
   }
 }
 

@@ -1,5 +1,6 @@
 #include "tpush/ssh/jump_pool.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -183,28 +184,29 @@ void JumpLane::opened(JumpHost& host, JumpTunnel&) {
   if (current(host)) ++gateway_opens_;
 }
 
-bool JumpLane::has_other_way() const { return gateway_ + 1 < gateways_.size() || own_possible_; }
+bool JumpLane::has_other_way() const { return gateway_ + 1 < gateways_.size() || !own_way_name_.empty(); }
 
 // A refused open: the gateway cannot forward at all (sshd forbids it), or
 // reaches none of the workers it tried before any other (a gateway in
 // another network): another way is tried, and the tunnel, which carried
 // nothing, waits for it. Otherwise the worker itself is not reachable.
-void JumpLane::open_failed(JumpHost& host, std::shared_ptr<JumpTunnel> t, const std::string& why) {
+void JumpLane::open_failed(JumpHost& host, std::shared_ptr<JumpTunnel> t, const std::string& error) {
   if (current(host) && has_other_way() && !t->worker_eof) {
-    const bool prohibited = why.find("administratively prohibited") != std::string::npos;
-    const bool refused = why.find("(connect failed)") != std::string::npos;
+    const bool prohibited = error.find("administratively prohibited") != std::string::npos;
+    const bool refused = error.find("(connect failed)") != std::string::npos;
     if (prohibited) {
       requeue(std::move(t));
-      return fail_over(gateway_name() + " does not forward connections (" + detail_of(why) + ")");
+      return fail_over(gateway_name() + " does not forward connections (" + error + ")");
     }
     if (refused && gateway_opens_ == 0) {
       requeue(std::move(t));
       if (++gateway_refusals_ >= kRefusalsBeforeFailover)
-        fail_over(gateway_name() + " reached none of the workers it tried (" + detail_of(why) + ")");
+        fail_over(gateway_name() + " reached none of the workers it tried (" + error + ")");
       return;
     }
   }
-  fail(*t, why);
+  fail(*t, "jump host " + host.name() + " could not open a connection to " + t->host + ":" + std::to_string(t->port) +
+               " (" + error + ")");
 }
 
 void JumpLane::session_failed(JumpHost& host, std::shared_ptr<JumpTunnel> unopened) {
@@ -218,6 +220,13 @@ void JumpLane::session_failed(JumpHost& host, std::shared_ptr<JumpTunnel> unopen
   if (!current(host) || others) {  // another session of the lane goes on
     if (unopened) requeue(std::move(unopened));
     return dispatch(Clock::now());
+  }
+  // A gateway that refused our login: the slice's other workers take the
+  // same keys, so each worker fails as its own login would, in those words.
+  if (!own_way_name_.empty() && !host.login_refused().empty()) {
+    failure_ = host.login_refused() + " (at " + gateway_name() + ", the way to the others)";
+    if (unopened) fail(*unopened, failure_);
+    return fail_waiting(failure_);
   }
   if (has_other_way()) {
     if (unopened) requeue(std::move(unopened));
@@ -246,13 +255,6 @@ void JumpLane::fail_waiting(const std::string& why) {
 
 std::string JumpLane::gateway_name() const { return gateway_ < gateways_.size() ? gateways_[gateway_].name : key_; }
 
-// "Channel open failure (administratively prohibited)" out of a refusal's
-// reason, whose own words name the worker and the jump host.
-std::string JumpLane::detail_of(const std::string& why) {
-  const auto open = why.rfind(" (");
-  return open == std::string::npos ? why : why.substr(open + 2, why.size() - open - 3);
-}
-
 void JumpLane::say_once(const std::string& what) {
   if (said_.insert(what).second) spdlog::warn("{}", what);
 }
@@ -264,7 +266,7 @@ void JumpLane::fail_over(const std::string& why) {
     say_once(key_ + ": " + why + "; going through " + gateway_name() + " instead");
     return dispatch(Clock::now());
   }
-  say_once(key_ + ": " + why + "; no other worker left to go through: each worker gets its own way, " +
+  say_once(key_ + ": " + why + "; nothing else to go through: each worker goes through " + own_way_name_ + ", " +
            std::to_string(JumpPool::own_ways_at_once) + " starting at once");
   own_ways_ = true;
   start_own_ways();
@@ -289,6 +291,8 @@ void JumpLane::start_own_ways() {
       continue;
     }
     t->own_way = t->own_factory();
+    // The program reads and writes it as its stdin and stdout: blocking, as programs expect.
+    ::fcntl(t->relay_fd, F_SETFL, ::fcntl(t->relay_fd, F_GETFL) & ~O_NONBLOCK);
     if (!t->own_way->open_on(t->relay_fd)) {
       fail(*t, t->own_way->failure());
       continue;
@@ -450,12 +454,13 @@ TransportFactory JumpPool::route(std::vector<Hop> chain, std::string host, std::
 }
 
 TransportFactory JumpPool::route_through(const std::string& key, std::vector<Hop> gateways, std::string host,
-                                         std::uint16_t port, TransportFactory own_way) {
+                                         std::uint16_t port, TransportFactory own_way,
+                                         const std::string& own_way_name) {
   auto l = lane(key);
   std::vector<JumpLane::Gateway> ways;
   for (auto& g : gateways) ways.push_back({std::move(g.name), std::move(g.endpoint), g.connect_timeout});
   l->set_gateways(std::move(ways));
-  if (own_way) l->allow_own_ways();
+  if (own_way) l->allow_own_ways(own_way_name);
   resume(*l);
   return [l, host = std::move(host), port, own_way = std::move(own_way)] { return l->tunnel_to(host, port, own_way); };
 }

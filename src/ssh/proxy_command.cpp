@@ -56,22 +56,29 @@ int ProxyCommandTransport::open() {
     start_error_ = std::string("cannot create a socketpair for the proxy command: ") + std::strerror(errno);
     return -1;
   }
+  const bool started = open_on(pair[1]);
+  ::close(pair[1]);
+  if (!started) {
+    ::close(pair[0]);
+    return -1;
+  }
+  return pair[0];  // the session owns it from here
+}
+
+bool ProxyCommandTransport::open_on(int fd) {
   stderr_fd_ = ::memfd_create("tpush-proxy-stderr", MFD_CLOEXEC);
   util::ChildSpec spec;
   spec.program = command_.argv.front();
   spec.args.assign(command_.argv.begin() + 1, command_.argv.end());
-  spec.stdin_fd = spec.stdout_fd = pair[1];
+  spec.stdin_fd = spec.stdout_fd = fd;
   spec.stderr_fd = stderr_fd_ >= 0 ? stderr_fd_ : util::kDevNull;
   try {
     child_ = util::Child::spawn(spec);
   } catch (const std::exception& e) {
     start_error_ = "proxy command '" + command_.shown + "': " + e.what();
-    ::close(pair[0]);
-    ::close(pair[1]);
-    return -1;
+    return false;
   }
-  ::close(pair[1]);
-  return pair[0];  // the session owns it from here
+  return true;
 }
 
 std::string ProxyCommandTransport::stderr_tail() const {

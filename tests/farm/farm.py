@@ -390,11 +390,14 @@ class Sshd:
 class Farm:
     """Many loopback workers behind one sshd, plus a fake client HOME. See module docstring."""
 
-    def __init__(self, directory, workers: int = 64):
+    def __init__(self, directory, workers: int = 64, extra_config: str = ""):
+        """`extra_config`: sshd_config lines after the farm's own (e.g. a `Match
+        LocalAddress A` block that makes one worker behave differently)."""
         if not 1 <= workers <= 254 * 200:
             raise ValueError("workers must be between 1 and 50800")
         self.dir = Path(directory).resolve()
         self.workers = workers
+        self.extra_config = extra_config
         self.home = self.dir / "home"
         self.ssh_dir = self.home / ".ssh"
         self.known_hosts = self.ssh_dir / "known_hosts"
@@ -463,7 +466,8 @@ class Farm:
         last_error: Exception | None = None
         for _ in range(5):  # retry if someone grabs the free port before sshd binds it
             self.port = free_port()
-            self.sshd = Sshd(self.dir, "0.0.0.0", self.port, self.authorized_keys)
+            self.sshd = Sshd(self.dir, "0.0.0.0", self.port, self.authorized_keys,
+                             extra_config=self.extra_config)
             try:
                 self.sshd.start(worker_address(0), timeout)
                 break
@@ -511,11 +515,11 @@ class Farm:
         return farm
 
 
-def farm_fixture(workers: int = 64):
+def farm_fixture(workers: int = 64, extra_config: str = ""):
     """Generator for a pytest fixture: `yield from farm_fixture(64)` gives a started Farm
     in a fresh temp dir and always stops it.  The dir is kept when KEEP_FARM is set."""
     directory = tempfile.mkdtemp(prefix="tpush-farm-")
-    farm = Farm(directory, workers)
+    farm = Farm(directory, workers, extra_config)
     try:
         farm.start()
         yield farm

@@ -17,31 +17,33 @@ def run(tpush, env, *args, **kw):
     return tpush(*args, env=env, **kw)
 
 
-def test_64_workers_through_iap_tunnels(farm, tpush, fake_gcloud):
+def test_64_workers_through_one_iap_tunnel(farm, tpush, fake_gcloud):
+    """One IAP tunnel, to the slice's first worker, carries all 64: the others are reached
+    from it over their internal addresses (on this farm: the farm's port, hence -p),
+    each with its own host key checked."""
     g = fake_gcloud
     names = g.tpu("pod", farm.addresses[:64])
     env = g.env(tpush.env(), iap_port=farm.port)
-    # 64 tunnels are 64 Python stand-ins starting at once on this machine's cores (under
-    # ASan in CI): the connect deadline is not what this test is about.
     r = run(tpush, env, "-t", "pod", "--project", g.project, "--zone", g.zone, "--tunnel-through-iap",
-            "--connect-timeout", "60", ECHO)
+            "-p", farm.port, ECHO)
     assert r.returncode == 0, str(r)
     lines = output_lines(r.out, [f"w{k}" for k in range(64)])
     for k in range(64):
         assert lines[f"w{k}"] == [farm.addresses[k]], str(r)
     tunnels = g.calls("start-iap-tunnel")
-    assert sorted(c[c.index("start-iap-tunnel") + 1] for c in tunnels) == sorted(names)
+    assert [c[c.index("start-iap-tunnel") + 1] for c in tunnels] == [names[0]], tunnels
     assert all("--listen-on-stdin" in c and f"--zone={g.zone}" in c and f"--project={g.project}" in c
-               for c in tunnels), tunnels[:2]
-    end = time.monotonic() + 30  # every tunnel is stopped and reaped with the run
+               for c in tunnels), tunnels
+    end = time.monotonic() + 30  # the tunnel is stopped and reaped with the run
     while g.tunnels.running() and time.monotonic() < end:
         time.sleep(0.05)
     assert g.tunnels.running() == []
-    # workers --json says how
+    # workers --json says how: its slice's tunnel, else its own
     wj = json.loads(run(tpush, env, "-t", "pod", "--project", g.project, "--zone", g.zone,
                         "--tunnel-through-iap", "workers", "--json").out)
     assert wj[3]["reach"]["via"]["kind"] == "command"
     assert wj[3]["reach"]["via"]["from"] == "--tunnel-through-iap"
+    assert wj[3]["reach"]["via"]["slice"] == f"pod ({g.project}/{g.zone})"
     assert names[3] in wj[3]["reach"]["via"]["proxy_command"]
     assert wj[3]["instance"] == names[3]
 
@@ -109,3 +111,65 @@ def test_a_worker_refusing_gcloud_key_says_what_to_run_once(farm, tpush, bare_ho
     hints = [l for l in r.err.splitlines() if l.startswith("tpush: hint: ")]
     assert len(hints) == 1, str(r)
     assert f"gcloud compute tpus tpu-vm ssh nokey --zone {g.zone} --project {g.project} --worker=all" in hints[0]
+
+
+# A farm whose sshd forbids forwarding on some addresses (`Match LocalAddress`): TPU "one"
+# (its first 8 workers) has a first worker that cannot carry the others; TPU "none" (the
+# next 8) has two, so no worker tpush tries as the way in can.
+NO_FORWARDING = ["127.0.1.1", "127.0.1.9", "127.0.1.10"]
+
+
+@pytest.fixture(scope="module")
+def picky_farm():
+    import farm as farm_mod
+    yield from farm_mod.farm_fixture(
+        16, f"Match LocalAddress {','.join(NO_FORWARDING)}\n  AllowTcpForwarding no")
+
+
+@pytest.fixture
+def picky(picky_farm, tpush_bin, tmp_path):
+    return picky_farm, Tpush(tpush_bin, picky_farm.copy_home(tmp_path / "home"))
+
+
+def tunnel_targets(g) -> list[str]:
+    return [c[c.index("start-iap-tunnel") + 1] for c in g.calls("start-iap-tunnel")]
+
+
+def test_a_first_worker_that_cannot_forward_hands_the_slice_to_the_next(picky, fake_gcloud):
+    farm, tp = picky
+    g = fake_gcloud
+    names = g.tpu("one", farm.addresses[:8])
+    r = tp("-t", "one", "--project", g.project, "--zone", g.zone, "--tunnel-through-iap", "-p", farm.port, ECHO,
+           env=g.env(tp.env(), iap_port=farm.port))
+    assert r.returncode == 0, str(r)
+    lines = output_lines(r.out, [f"w{k}" for k in range(8)])
+    assert all(lines[f"w{k}"] == [farm.addresses[k]] for k in range(8)), str(r)
+    assert tunnel_targets(g) == names[:2]
+    said = [l for l in r.err.splitlines() if "warning:" in l]
+    assert len(said) == 1, str(r)
+    assert f"w0 ({names[0]}) does not forward connections" in said[0], str(r)
+    assert f"going through w1 ({names[1]}) instead" in said[0], str(r)
+
+
+def test_when_no_worker_can_forward_each_gets_its_own_tunnel_a_few_at_a_time(picky, fake_gcloud):
+    farm, tp = picky
+    g = fake_gcloud
+    names = g.tpu("none", farm.addresses[8:16])
+    r = tp("-t", "none", "--project", g.project, "--zone", g.zone, "--tunnel-through-iap", "-p", farm.port, ECHO,
+           env=g.env(tp.env(), iap_port=farm.port))
+    assert r.returncode == 0, str(r)
+    lines = output_lines(r.out, [f"w{k}" for k in range(8)])
+    assert all(lines[f"w{k}"] == [farm.addresses[8 + k]] for k in range(8)), str(r)
+    # the two tried as the way in, then one per worker
+    assert tunnel_targets(g)[:2] == names[:2] and sorted(tunnel_targets(g)[2:]) == sorted(names)
+    said = [l for l in r.err.splitlines() if "warning:" in l]
+    assert len(said) == 2, str(r)  # once per way given up, not per worker
+    assert "each worker goes through its own IAP tunnel, 4 starting at once" in said[1], str(r)
+    # No more than 4 of the workers' own tunnels were starting at the same time.
+    own = [e for e in g.tunnels.events() if e["pid"] not in {e2["pid"] for e2 in g.tunnels.events("start")[:2]}]
+    spans = {}
+    for e in own:
+        spans.setdefault(e["pid"], {})[e["event"]] = e["time"]
+    starting = [(s["start"], s.get("connected", s["start"])) for s in spans.values()]
+    most = max(sum(1 for a, b in starting if a <= t < b) for t, _ in starting)
+    assert most <= 4, starting

@@ -529,6 +529,30 @@ def test_sessions_behind_a_jump_host_are_kept(farm, tpush, home, bastion, penv, 
     wait_until(lambda: bastion.connection_pids() == [], 10, "the bastion's session to end")
 
 
+def test_sessions_through_a_slices_iap_tunnel_keep_the_one_tunnel(farm, tpush, penv, run_dir, fake_gcloud):
+    """--tunnel-through-iap: the master keeps the one IAP tunnel with the gateway session on
+    it and the slice's sessions it carries; the repeat run starts no gcloud and logs in
+    nowhere."""
+    g = fake_gcloud
+    names = g.tpu("kept", farm.addresses[:4])
+    env = g.env(penv, iap_port=farm.port)
+    args = ["-t", "kept", "--project", g.project, "--zone", g.zone, "--tunnel-through-iap", "-p", farm.port]
+    r = tpush(*args, "echo one", env=env)
+    assert r.returncode == 0, str(r)
+    assert [c[c.index("start-iap-tunnel") + 1] for c in g.calls("start-iap-tunnel")] == [names[0]]
+    before, calls = logins(farm), len(g.calls())
+    r = tpush(*args, "echo two", env=env)
+    assert r.returncode == 0, str(r)
+    assert all(v == ["two"] for v in split_prefixed(r.out, [f"w{k}" for k in range(4)]).values()), str(r)
+    assert logins(farm) == before, "the repeat run logged in again"
+    assert g.calls()[calls:] == [], "the repeat run ran gcloud"
+    assert len(g.tunnels.running()) == 1
+    r = tpush(*args, "disconnect", env=env)
+    assert r.returncode == 0 and "it held 4 sessions" in r.err, str(r)
+    wait_until(lambda: masters(run_dir) == [], 10, "the master to end")
+    wait_until(lambda: g.tunnels.running() == [], 10, "the IAP tunnel to end")
+
+
 def test_a_kept_jump_host_that_died_is_replaced(farm, tpush, home, bastion, penv):
     """The bastion drops its connections between runs: the master notices (the kept
     worker sessions behind it go with it) and the next run logs in afresh through a new

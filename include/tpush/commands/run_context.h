@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,7 +80,12 @@ class RunContext {
   int finish(const fanout::RunOutcome& outcome);
 
  private:
+  // Worker i reached its own way (directly, its proxy command or jump hosts).
+  ssh::Endpoint own_endpoint(std::size_t i);
   ssh::Endpoint endpoint_for(const Reach& r, const std::string& label);
+  // --tunnel-through-iap: the workers of `slice` in this run, each reached its
+  // own way, as the gateways that carry the slice (made once per run).
+  const std::vector<ssh::JumpPool::Hop>& slice_gateways(const std::string& slice);
   ssh::HostKeyPolicy* host_keys_for(const Reach& r);
   void choose_output();
   std::vector<output::WorkerIdentity> identities() const;
@@ -117,6 +123,7 @@ class RunContext {
   util::ChildReaper reaper_;        // proxy commands of workers that ended
   ssh::JumpPool own_jumps_;         // one session per jump host, shared by its workers
   ssh::JumpPool& jumps_;            // those, or a persist master's kept ones
+  std::map<std::string, std::vector<ssh::JumpPool::Hop>> slice_gateways_;
 };
 
 }  // namespace tpush::commands

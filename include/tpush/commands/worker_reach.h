@@ -45,6 +45,9 @@ struct Reach {
   std::vector<JumpHopReach> jump;         // outermost first
   Sourced<std::string> proxy_command;     // its tokens expanded
   std::vector<std::string> proxy_argv;    // a program and its arguments (IAP), instead of a line
+  // --tunnel-through-iap: the TPU slice whose workers carry each other (one
+  // tunnel to one of them), with the IAP tunnel above as each one's own way.
+  std::string iap_slice;
   std::string via_from;                   // where the jump chain or proxy came from
 
   Sourced<int> connect_timeout;      // seconds

@@ -68,7 +68,7 @@ struct TpuResolution {
   // (suffix: the last 6 characters of the ssh-ed25519 key's base64).
   // pinned_host_key: "ssh-ed25519 AAAA..." with fetch_host_keys.
   // With OS Login on: target.user is the profile's POSIX name (user_from says
-  // so). With tunnel_through_iap: proxy_argv is the IAP tunnel. key_hint: what
+  // so). With tunnel_through_iap: iap says how (instance, slice). key_hint: what
   // to run when the worker refuses gcloud's key.
   std::vector<Worker> workers;
   std::vector<WorkerOrigin> origins;    // parallel to workers

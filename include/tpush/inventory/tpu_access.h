@@ -4,6 +4,7 @@
 // gcloud's key. Everything here reads gcloud's JSON; nothing runs gcloud.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,10 +32,10 @@ std::string os_login_username(std::string_view profile_json);
 // `gcloud compute start-iap-tunnel` wants it. Throws SetupError on malformed JSON.
 std::map<int, std::string> parse_worker_hostnames(std::string_view guest_attributes_json, const std::string& what);
 
-// The argv of an IAP tunnel to a worker's port 22, speaking on stdin/stdout:
+// The argv of an IAP tunnel to a worker's port, speaking on stdin/stdout:
 // what gcloud's own `tpu-vm ssh --tunnel-through-iap` uses as ProxyCommand.
 std::vector<std::string> iap_tunnel_argv(const std::string& instance, const std::string& zone,
-                                         const std::string& project);
+                                         const std::string& project, std::uint16_t port = 22);
 
 // What to run once so a TPU's workers accept gcloud's key: gcloud adds it to
 // the TPU's metadata on its first `tpu-vm ssh` (or to the OS Login profile).

@@ -27,6 +27,14 @@ inline std::string tpu_member(const HostSpec& h) {
   return h.host.rfind("tpu:", 0) == 0 && h.port == 0 ? h.host.substr(4) : std::string();
 }
 
+// A TPU worker reached through IAP (--tunnel-through-iap): its instance,
+// and the slice it belongs to, whose workers can reach each other.
+struct IapWorker {
+  std::string instance;  // as gcloud compute start-iap-tunnel wants it
+  std::string zone, project;
+  std::string slice;     // "project/zone/node": one IAP tunnel carries the slice
+};
+
 struct Worker {
   HostSpec target;
   std::string label;  // shown as the output prefix and in the summary
@@ -38,8 +46,8 @@ struct Worker {
   std::optional<std::string> pinned_host_key;
   // Where target.user came from when not the host list ("OS Login profile").
   std::string user_from;
-  // A program whose stdin/stdout reach the worker (an IAP tunnel), or empty.
-  std::vector<std::string> proxy_argv;
+  // Reached through IAP: how (else none).
+  std::optional<IapWorker> iap;
   // What to run once when the worker refuses our key (a TPU: let gcloud add it).
   std::string key_hint;
   // Extra variables exported to the remote command (e.g. TPUSH_SLICE).

@@ -52,6 +52,9 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
   bool ready() const { return connection_.phase() == Connection::Phase::ready; }
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }
+  // It failed because the jump host refused our login: its own words
+  // ("auth failed for user ...").
+  const std::string& login_refused() const { return login_refused_; }
   // Tunnels whose channel it opened and still relays (or is opening).
   std::size_t tunnels() const { return tunnels_.size() + (opening_ ? 1 : 0); }
   std::size_t channels_opened() const { return channels_opened_; }
@@ -122,7 +125,7 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
   bool parked_ = false;
   Clock::time_point started_at_{};
   Clock::time_point resumed_at_{};  // silence counts from here
-  std::string failure_;
+  std::string failure_, login_refused_;
   std::vector<std::shared_ptr<JumpTunnel>> tunnels_;
   std::shared_ptr<JumpTunnel> opening_;  // its channel open is in flight
   JumpTunnel* pending_ = nullptr;        // whose operation is half-sent

@@ -61,8 +61,9 @@ class JumpLane final : public std::enable_shared_from_this<JumpLane> {
   // hold the run's keys and known_hosts).
   void set_gateways(std::vector<Gateway> gateways);
   const Gateway& gateway(std::size_t i) const { return gateways_[i]; }
-  // Its workers may go their own ways when no gateway can carry them.
-  void allow_own_ways() { own_possible_ = true; }
+  // Its workers may go their own ways (`what`: "its own IAP tunnel") when no
+  // gateway can carry them.
+  void allow_own_ways(std::string what) { own_way_name_ = std::move(what); }
   // A run starts: what the last one found failed is tried again.
   void new_run();
   // A worker's way to host:port through this lane; `own_way` (may be empty)
@@ -76,7 +77,8 @@ class JumpLane final : public std::enable_shared_from_this<JumpLane> {
   // tunnel whose open was in flight; it carried nothing).
   std::shared_ptr<JumpTunnel> next_for(JumpHost& host);
   void opened(JumpHost& host, JumpTunnel& t);
-  void open_failed(JumpHost& host, std::shared_ptr<JumpTunnel> t, const std::string& why);
+  // `error`: libssh2's words ("Channel open failure (connect failed)").
+  void open_failed(JumpHost& host, std::shared_ptr<JumpTunnel> t, const std::string& error);
   void session_failed(JumpHost& host, std::shared_ptr<JumpTunnel> unopened);
   // About every 100 ms (through its sessions' ticks): another session when
   // the ones it has are the limit.
@@ -104,7 +106,6 @@ class JumpLane final : public std::enable_shared_from_this<JumpLane> {
   bool current(const JumpHost& host) const;  // a session to the gateway in use
   bool has_other_way() const;                // another gateway, or own ways
   std::string gateway_name() const;
-  static std::string detail_of(const std::string& why);
   void say_once(const std::string& what);
   void fail_over(const std::string& why);
   void start_own_ways();
@@ -118,7 +119,7 @@ class JumpLane final : public std::enable_shared_from_this<JumpLane> {
   std::vector<Gateway> gateways_;
   std::size_t gateway_ = 0;  // the one in use
   std::size_t gateway_opens_ = 0, gateway_refusals_ = 0;  // of the one in use
-  bool own_possible_ = false;
+  std::string own_way_name_;  // empty: no own ways
   bool own_ways_ = false;  // every gateway failed: each worker its own way
   std::size_t own_ways_starting_ = 0;
   std::string failure_;  // the only way failed: new tunnels fail with this
@@ -150,9 +151,10 @@ class JumpPool {
   TransportFactory route(std::vector<Hop> chain, std::string host, std::uint16_t port);
   // The way to host:port through the first of `gateways` that can forward
   // to it (a TPU slice's workers, each reached its own way), else through
-  // `own_way`. `key` names the lane (one per slice).
+  // `own_way` (`own_way_name` says what it is: "its own IAP tunnel"). `key`
+  // names the lane (one per slice).
   TransportFactory route_through(const std::string& key, std::vector<Hop> gateways, std::string host,
-                                 std::uint16_t port, TransportFactory own_way);
+                                 std::uint16_t port, TransportFactory own_way, const std::string& own_way_name);
   // The chain's names, outermost first: "alice@a:22 > bob@b:22".
   static std::string name_of(const std::vector<Hop>& chain, std::size_t hops);
 

@@ -39,6 +39,7 @@ class ProxyCommandTransport final : public Transport {
   ~ProxyCommandTransport() override;
 
   int open() override;
+  bool open_on(int fd) override;
   std::string failure() const override;
   std::string notes() const override;
   std::string unanswered() const override;
