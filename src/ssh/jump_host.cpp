@@ -103,7 +103,8 @@ void JumpHost::tick(Clock::time_point now) {
 }
 
 // The share of the time since the last tick that a channel open was in
-// flight, smoothed over about a second.
+// flight, and whether the connection is blocked sending, smoothed over about
+// a second.
 void JumpHost::note_busy(Clock::time_point now) {
   const Clock::duration busy = busy_total_ + open_in_flight(now).value_or(Clock::duration{});
   if (last_busy_tick_ && now > *last_busy_tick_) {
@@ -112,6 +113,8 @@ void JumpHost::note_busy(Clock::time_point now) {
   }
   last_busy_tick_ = now;
   busy_at_last_tick_ = busy;
+  const bool blocked = ready() && (pending_ != nullptr || sending(connection_.session()));
+  blocked_share_ = 0.8 * blocked_share_ + (blocked ? 0.2 : 0.0);
 }
 
 void JumpHost::drive(Clock::time_point now) {

@@ -83,13 +83,14 @@ void JumpLane::set_gateways(std::vector<Gateway> gateways) {
                     std::equal(gateways.begin(), gateways.end(), gateways_.begin(),
                                [](const Gateway& a, const Gateway& b) { return a.name == b.name; });
   gateways_ = std::move(gateways);
-  if (!same) gateway_ = 0;
+  if (!same) states_.assign(gateways_.size(), {});
 }
 
 void JumpLane::new_run() {
   failure_.clear();
   own_ways_ = false;
   said_.clear();
+  for (auto& g : states_) g = {};  // what failed last run is tried again
 }
 
 std::unique_ptr<Transport> JumpLane::tunnel_to(std::string host, std::uint16_t port, TransportFactory own_way) {
@@ -100,10 +101,21 @@ std::unique_ptr<Transport> JumpLane::tunnel_to(std::string host, std::uint16_t p
   return std::make_unique<TunnelTransport>(shared_from_this(), std::move(t));
 }
 
-bool JumpLane::current(const JumpHost& host) const {
+std::optional<std::size_t> JumpLane::gateway_of(const JumpHost& host) const {
   for (const auto& s : sessions_)
-    if (s.host.get() == &host) return s.gateway == gateway_;
-  return false;
+    if (s.host.get() == &host) return s.gateway;
+  return std::nullopt;
+}
+
+bool JumpLane::usable(const JumpHost& host) const {
+  const auto g = gateway_of(host);
+  return g && !states_[*g].bad;
+}
+
+std::optional<std::size_t> JumpLane::first_good() const {
+  for (std::size_t g = 0; g < states_.size(); ++g)
+    if (!states_[g].bad) return g;
+  return std::nullopt;
 }
 
 int JumpLane::enqueue(const std::shared_ptr<JumpTunnel>& t) {
@@ -156,15 +168,18 @@ void JumpLane::dispatch(Clock::time_point now) {
   if (waiting_.empty()) return;
   bool alive = false;
   for (const auto& s : std::vector<Session>(sessions_)) {  // a session may fail while driven
-    if (s.gateway != gateway_ || s.host->failed()) continue;
+    if (states_[s.gateway].bad || s.host->failed()) continue;
     alive = true;
     if (s.host->ready()) s.host->drive(now);  // takes the next tunnel if its opener is free
   }
-  if (!alive && !waiting_.empty()) open_session({});
+  if (!alive && !waiting_.empty()) {
+    if (const auto g = first_good()) open_session(*g, {});
+    else fail_waiting("jump host " + key_ + ": no way to it");
+  }
 }
 
 std::shared_ptr<JumpTunnel> JumpLane::next_for(JumpHost& host) {
-  if (own_ways_ || !current(host)) return nullptr;
+  if (own_ways_ || !usable(host)) return nullptr;
   const auto now = Clock::now();
   while (!waiting_.empty()) {
     auto t = std::move(waiting_.front());
@@ -181,27 +196,32 @@ std::shared_ptr<JumpTunnel> JumpLane::next_for(JumpHost& host) {
 }
 
 void JumpLane::opened(JumpHost& host, JumpTunnel&) {
-  if (current(host)) ++gateway_opens_;
+  if (const auto g = gateway_of(host)) ++states_[*g].opens;
 }
 
-bool JumpLane::has_other_way() const { return gateway_ + 1 < gateways_.size() || !own_way_name_.empty(); }
+bool JumpLane::has_other_way(std::size_t but) const {
+  for (std::size_t g = 0; g < states_.size(); ++g)
+    if (g != but && !states_[g].bad) return true;
+  return !own_way_name_.empty();
+}
 
 // A refused open: the gateway cannot forward at all (sshd forbids it), or
 // reaches none of the workers it tried before any other (a gateway in
 // another network): another way is tried, and the tunnel, which carried
 // nothing, waits for it. Otherwise the worker itself is not reachable.
 void JumpLane::open_failed(JumpHost& host, std::shared_ptr<JumpTunnel> t, const std::string& error) {
-  if (current(host) && has_other_way() && !t->worker_eof) {
+  const auto g = gateway_of(host);
+  if (g && !states_[*g].bad && has_other_way(*g) && !t->worker_eof) {
     const bool prohibited = error.find("administratively prohibited") != std::string::npos;
     const bool refused = error.find("(connect failed)") != std::string::npos;
     if (prohibited) {
       requeue(std::move(t));
-      return fail_over(gateway_name() + " does not forward connections (" + error + ")");
+      return give_up(*g, gateways_[*g].name + " does not forward connections (" + error + ")");
     }
-    if (refused && gateway_opens_ == 0) {
+    if (refused && states_[*g].opens == 0) {
       requeue(std::move(t));
-      if (++gateway_refusals_ >= kRefusalsBeforeFailover)
-        fail_over(gateway_name() + " reached none of the workers it tried (" + error + ")");
+      if (++states_[*g].refusals >= kRefusalsBeforeFailover)
+        give_up(*g, gateways_[*g].name + " reached none of the workers it tried (" + error + ")");
       return;
     }
   }
@@ -214,23 +234,24 @@ void JumpLane::session_failed(JumpHost& host, std::shared_ptr<JumpTunnel> unopen
     fail(*unopened, host.failure());
     unopened.reset();
   }
+  const auto g = gateway_of(host);
   bool others = false;
   for (const auto& s : sessions_)
-    others = others || (s.gateway == gateway_ && s.host.get() != &host && !s.host->failed());
-  if (!current(host) || others) {  // another session of the lane goes on
+    others = others || (s.host.get() != &host && !states_[s.gateway].bad && !s.host->failed());
+  if (!g || states_[*g].bad || others) {  // another session of the lane goes on
     if (unopened) requeue(std::move(unopened));
     return dispatch(Clock::now());
   }
   // A gateway that refused our login: the slice's other workers take the
   // same keys, so each worker fails as its own login would, in those words.
   if (!own_way_name_.empty() && !host.login_refused().empty()) {
-    failure_ = host.login_refused() + " (at " + gateway_name() + ", the way to the others)";
+    failure_ = host.login_refused() + " (at " + gateways_[*g].name + ", the way to the others)";
     if (unopened) fail(*unopened, failure_);
     return fail_waiting(failure_);
   }
-  if (has_other_way()) {
+  if (has_other_way(*g)) {
     if (unopened) requeue(std::move(unopened));
-    return fail_over(host.failure());
+    return give_up(*g, host.failure());
   }
   // The lane's only way failed: every worker behind it fails with its reason.
   failure_ = host.failure();
@@ -253,17 +274,20 @@ void JumpLane::fail_waiting(const std::string& why) {
   for (auto& t : waiting) fail(*t, why);
 }
 
-std::string JumpLane::gateway_name() const { return gateway_ < gateways_.size() ? gateways_[gateway_].name : key_; }
 
 void JumpLane::say_once(const std::string& what) {
   if (said_.insert(what).second) spdlog::warn("{}", what);
 }
 
-void JumpLane::fail_over(const std::string& why) {
-  if (gateway_ + 1 < gateways_.size()) {
-    ++gateway_;
-    gateway_opens_ = gateway_refusals_ = 0;
-    say_once(key_ + ": " + why + "; going through " + gateway_name() + " instead");
+// Gateway `g` cannot carry the lane: its sessions take no more tunnels (those
+// they carry go on), and the next good gateway, or else own ways, take the rest.
+void JumpLane::give_up(std::size_t g, const std::string& why) {
+  states_[g].bad = true;
+  bool covered = false;  // a session to a good gateway is there already
+  for (const auto& s : sessions_) covered = covered || (!states_[s.gateway].bad && !s.host->failed());
+  if (const auto next = first_good()) {
+    say_once(key_ + ": " + why + "; going through " + gateways_[*next].name + " instead");
+    if (!covered) open_session(*next, {});
     return dispatch(Clock::now());
   }
   say_once(key_ + ": " + why + "; nothing else to go through: each worker goes through " + own_way_name_ + ", " +
@@ -287,7 +311,7 @@ void JumpLane::start_own_ways() {
     const auto now = Clock::now();
     t->waited += now - t->queued_at;
     if (!t->own_factory) {
-      fail(*t, "jump host " + gateway_name() + " could not open a connection to " + t->host + ": no way left");
+      fail(*t, "jump host " + key_ + " could not open a connection to " + t->host + ": no way left");
       continue;
     }
     t->own_way = t->own_factory();
@@ -311,16 +335,20 @@ void JumpLane::answered(JumpTunnel& t) {
   start_own_ways();
 }
 
-// Called about every 100 ms while a run drives the lane's sessions.
+// Called about every 100 ms while a run drives the lane's sessions. Another
+// session goes to a gateway that has none yet, if there is one (another
+// worker of a slice: IAP tunnels are slow pipes), else to the same one.
 void JumpLane::balance(Clock::time_point now) {
   if (own_ways_ || waiting_.empty() || !pool_) return;
   if (last_spread_ && now - *last_spread_ < kSpreadEvery) return;
   std::size_t live = 0;
   std::string why;
+  std::vector<bool> has_session(gateways_.size(), false);
   for (const auto& s : sessions_) {
-    if (s.gateway != gateway_ || s.host->failed()) continue;
+    if (states_[s.gateway].bad || s.host->failed()) continue;
     if (!s.host->ready()) return;  // one is coming
     ++live;
+    has_session[s.gateway] = true;
     const JumpHost& h = *s.host;
     const auto pace = h.open_pace().value_or(std::chrono::duration<double>{0});
     const auto stuck_after = std::max<std::chrono::duration<double>>(kStuckAtLeast, pace * 4);
@@ -335,21 +363,28 @@ void JumpLane::balance(Clock::time_point now) {
       why = "its channel opens are the limit: busy " + std::to_string(static_cast<int>(h.opener_busy() * 100)) +
             "% of the last second, one every " + std::to_string(static_cast<int>(ms(pace))) + " ms (the fastest " +
             std::to_string(static_cast<int>(ms(*h.fastest_open()))) + " ms)";
+    } else if (h.send_blocked() >= kBusy) {
+      why = "it sends as fast as its connection takes: blocked " +
+            std::to_string(static_cast<int>(h.send_blocked() * 100)) + "% of the last second";
     } else {
       return;  // this one keeps up
     }
   }
   if (live == 0 || live >= JumpPool::max_sessions) return;
+  std::optional<std::size_t> to;
+  for (std::size_t g = 0; g < gateways_.size() && !to; ++g)
+    if (!states_[g].bad && !has_session[g]) to = g;
+  if (!to) to = first_good();
+  if (!to) return;
   last_spread_ = now;
-  open_session(why + ", " + std::to_string(waiting_.size()) + " worker(s) waiting");
+  open_session(*to, why + ", " + std::to_string(waiting_.size()) + " worker(s) waiting");
 }
 
-void JumpLane::open_session(const std::string& why) {
-  if (!pool_ || gateway_ >= gateways_.size()) return fail_waiting("jump host " + key_ + ": no way to it");
-  auto host = pool_->make_host(*this, gateways_[gateway_]);
-  sessions_.push_back({gateway_, host});
-  if (!why.empty())
-    spdlog::debug("jump host {}: session {}: {}", gateways_[gateway_].name, sessions_.size(), why);
+void JumpLane::open_session(std::size_t g, const std::string& why) {
+  if (!pool_) return fail_waiting("jump host " + key_ + ": the run that made this way has ended");
+  auto host = pool_->make_host(*this, gateways_[g]);
+  sessions_.push_back({g, host});
+  if (!why.empty()) spdlog::debug("jump host {}: session {}: {}", gateways_[g].name, sessions_.size(), why);
   host->start();
 }
 

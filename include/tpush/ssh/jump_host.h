@@ -65,6 +65,9 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
   double opener_busy() const { return busy_share_; }
   std::optional<std::chrono::duration<double>> open_pace() const { return open_pace_; }
   std::optional<std::chrono::duration<double>> fastest_open() const { return fastest_open_; }
+  // How much of the last second its connection could not take what it had to
+  // send (0 to 1): a slow pipe (an IAP tunnel) full.
+  double send_blocked() const { return blocked_share_; }
   // How long the open in flight has taken so far (none: no open in flight).
   std::optional<Clock::duration> open_in_flight(Clock::time_point now) const;
 
@@ -137,7 +140,7 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
   // The opener's busy time: its total, and the share of the last second.
   Clock::duration busy_total_{}, busy_at_last_tick_{};
   std::optional<Clock::time_point> last_busy_tick_;
-  double busy_share_ = 0;
+  double busy_share_ = 0, blocked_share_ = 0;
 };
 
 }  // namespace tpush::ssh

@@ -103,24 +103,28 @@ class JumpLane final : public std::enable_shared_from_this<JumpLane> {
 
  private:
   class TunnelTransport;
-  bool current(const JumpHost& host) const;  // a session to the gateway in use
-  bool has_other_way() const;                // another gateway, or own ways
-  std::string gateway_name() const;
+  struct GatewayState {
+    bool bad = false;  // it cannot carry the lane: no more tunnels through it
+    std::size_t opens = 0, refusals = 0;
+  };
+  std::optional<std::size_t> gateway_of(const JumpHost& host) const;
+  bool usable(const JumpHost& host) const;  // a session to a gateway not given up
+  std::optional<std::size_t> first_good() const;
+  bool has_other_way(std::size_t but) const;  // another good gateway, or own ways
   void say_once(const std::string& what);
-  void fail_over(const std::string& why);
+  void give_up(std::size_t gateway, const std::string& why);
   void start_own_ways();
   void requeue(std::shared_ptr<JumpTunnel> t);
   void fail_waiting(const std::string& why);
   // `why`: for -v, why one more (empty: the first).
-  void open_session(const std::string& why);
+  void open_session(std::size_t gateway, const std::string& why);
 
   std::string key_;
   JumpPool* pool_;
   std::vector<Gateway> gateways_;
-  std::size_t gateway_ = 0;  // the one in use
-  std::size_t gateway_opens_ = 0, gateway_refusals_ = 0;  // of the one in use
-  std::string own_way_name_;  // empty: no own ways
-  bool own_ways_ = false;  // every gateway failed: each worker its own way
+  std::vector<GatewayState> states_;  // parallel to gateways_
+  std::string own_way_name_;          // empty: no own ways
+  bool own_ways_ = false;             // every gateway failed: each worker its own way
   std::size_t own_ways_starting_ = 0;
   std::string failure_;  // the only way failed: new tunnels fail with this
   std::vector<Session> sessions_;
