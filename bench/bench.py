@@ -387,15 +387,20 @@ def opens_of(argv: list[str], env: dict[str, str], src: Path, f: farmmod.Farm) -
 
 def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: int, cfg: Path,
              tpush_bin: str, workdir: Path, tag: str, timeout: float, copy: tuple | None = None,
-             bastion: "Bastion | None" = None) -> dict:
+             bastion: "Bastion | None" = None, command: tuple | None = None) -> dict:
+    """One timed run. `command`: (argv, env) given by the scenario instead of the tool's own."""
     if copy:
         src, roots = copy
         argv, extra_env = copy_argv(tool, fan, f, port, cfg, src, tpush_bin), {}
+    elif command:
+        argv, extra_env = command
     else:
         argv, extra_env = tool_argv(tool, fan, f, port, cfg, remote_command(scenario), tpush_bin,
                                     jump=bastion.jump if bastion else None)
     env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID")}
     env.update(extra_env)
+    if command:
+        env = dict(extra_env)
     env["HOME"] = str(f.home)  # tpush reads $HOME/.ssh; OpenSSH gets everything from -F cfg
     out_path = workdir / f"{tag}.out"
     err_path = workdir / f"{tag}.err"
@@ -535,6 +540,59 @@ def run_jump(a, n: int, tools: list[str], work: Path, results: list[dict], save,
     finally:
         if b is not None:
             b.stop()
+        f.stop()
+
+
+# --------------------------------------------------------------------------- IAP
+
+IAP_TOOLS = ("tpush", "ssh", "pdsh")
+
+
+def run_iap(a, n: int, tools: list[str], work: Path, results: list[dict], save, stamp: dict) -> None:
+    """The iap scenario: `true` on the N workers of one TPU slice reached through IAP, with
+    tests/farm/gcloud standing in for gcloud (its start-iap-tunnel relays to the farm; every
+    call first burns the CPU a real gcloud spends starting). tpush --tunnel-through-iap (one
+    tunnel, the slice's first worker a jump host to the others) against what gcloud's own
+    `tpu-vm ssh --worker=all --tunnel-through-iap` does: one ssh per worker, each with a
+    `gcloud compute start-iap-tunnel` ProxyCommand (xargs -P N), and pdsh over the same
+    ssh_config. Counted per run: gcloud processes started (the stand-in's calls.log)."""
+    sys.path.insert(0, str(ROOT / "tests" / "farm"))
+    from fake_gcloud import FakeGcloud
+    f = start_farm(work / f"farm-iap-{n}", n)
+    try:
+        g = FakeGcloud(work / f"gcloud-iap-{n}")
+        names = g.tpu("pod", f.addresses)
+        base = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "TPUSH_PERSIST")}
+        base.update(HOME=str(f.home), TPUSH_PERSIST="0")
+        env = g.env(base, iap_port=f.port)
+        # the anchors' ssh_config: each worker an alias whose ProxyCommand is its IAP tunnel
+        cfg = f.dir / "ssh_config_iap"
+        head = ssh_config(f, f.port, "ssh_config_iap_base").read_text()
+        blocks = "".join(f"Host w{k}\n  HostName {addr}\n  ProxyCommand {g.proxy_command(names[k])}\n"
+                         for k, addr in enumerate(f.addresses))
+        cfg.write_text(blocks + head)
+        aliases = f.dir / "hosts-iap"
+        aliases.write_text("".join(f"w{k}\n" for k in range(n)))
+        tpu = ["-t", "pod", "--project", g.project, "--zone", g.zone, "--tunnel-through-iap", "-p", str(f.port)]
+        # the TPU's description is cached by a first, untimed call, as after any earlier run
+        subprocess.run([a.tpush, *tpu, "workers"], env=env, capture_output=True, timeout=600, check=True)
+        argvs = {
+            "tpush": [a.tpush, *tpu, "true"],
+            "ssh": ["sh", "-c", f'xargs -P {n} -I@ ssh -F "$1" @ true < "$2"', "ssh-fanout", str(cfg), str(aliases)],
+            "pdsh": ["pdsh", "-R", "ssh", "-S", "-f", str(n), "-w", "^" + str(aliases), "true"],
+        }
+        extra = {"pdsh": {"PDSH_SSH_ARGS_APPEND": f"-F {cfg}"}}
+        for r in range(a.runs):
+            for tool in tools:
+                calls = len(g.calls("start-iap-tunnel"))
+                res = run_once(tool, n, "true", f, f.port, cfg, a.tpush, work, f"{n}-iap-{tool}-{r}", a.timeout,
+                               command=(argvs[tool], {**env, **extra.get(tool, {})}))
+                res["gclouds"] = len(g.calls("start-iap-tunnel")) - calls
+                end = time.monotonic() + 60  # tunnels stopped with the run
+                while g.tunnels.running() and time.monotonic() < end:
+                    time.sleep(0.05)
+                keep(res, n, "iap", r, stamp, results, save)
+    finally:
         f.stop()
 
 
@@ -940,6 +998,8 @@ def main(argv=None) -> int:
     ap.add_argument("--copy-n", default="64")
     ap.add_argument("--copy-tools", default=",".join(COPY_TOOLS))
     ap.add_argument("--jump-n", default="256")
+    ap.add_argument("--iap-n", default="64")
+    ap.add_argument("--iap-tools", default=",".join(IAP_TOOLS))
     ap.add_argument("--repeat-n", default=None, help="N of the repeat scenario (default: --n)")
     ap.add_argument("--repeat-runs", type=int, default=10)
     ap.add_argument("--repeat-tools", default=",".join(REPEAT_TOOLS))
@@ -998,6 +1058,9 @@ def main(argv=None) -> int:
     if "jump" in scen:
         for n in (int(x) for x in a.jump_n.split(",") if x):
             run_jump(a, n, tools, work, results, save, stamp)
+    if "iap" in scen:
+        for n in (int(x) for x in a.iap_n.split(",") if x):
+            run_iap(a, n, [t for t in a.iap_tools.split(",") if t], work, results, save, stamp)
     if "repeat" in scen:
         for n in repeat_ns(a):
             run_repeat(a, n, [t for t in a.repeat_tools.split(",") if t], work, results, save, stamp)
@@ -1046,6 +1109,8 @@ def planned_rows(a, ns: list[int], scen: list[str], tools: list[str], lat_ns: li
         rows |= {(int(n), "copy", t) for n in a.copy_n.split(",") if n for t in a.copy_tools.split(",") if t}
     if "jump" in scen:
         rows |= {(int(n), "jump", t) for n in a.jump_n.split(",") if n for t in tools}
+    if "iap" in scen:
+        rows |= {(int(n), "iap", t) for n in a.iap_n.split(",") if n for t in a.iap_tools.split(",") if t}
     if "repeat" in scen:
         nets = a.repeat_nets.split(",")
         rows |= {(n, s, t) for n in repeat_ns(a) for t in a.repeat_tools.split(",") if t
