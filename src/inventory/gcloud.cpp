@@ -18,6 +18,19 @@ std::string where(const GcloudSubject& s) {
   return out;
 }
 
+constexpr std::size_t kSummaryMax = 240;
+
+// `line` cut to at most `max` characters after its last whole sentence that
+// fits, else after its last whole word, with "..." for what was left out.
+std::string cut_at_sentence(std::string line, std::size_t max) {
+  if (line.size() <= max) return line;
+  if (const std::size_t end = line.rfind(". ", max - 1); end != std::string::npos && end > 0)
+    return line.substr(0, end + 1);
+  std::size_t space = line.rfind(' ', max - 3);
+  if (space == std::string::npos || space == 0) space = max - 3;
+  return line.substr(0, space) + "...";
+}
+
 }  // namespace
 
 std::string GcloudResult::command_line() const { return "gcloud " + util::join(args, " "); }
@@ -68,8 +81,10 @@ GcloudFailure classify_gcloud_failure(const GcloudResult& r) {
     return GcloudFailure::api_disabled;
   }
   if (contains(e, "NOT_FOUND") || contains(e, "was not found")) return GcloudFailure::not_found;
+  // The Compute API says "Could not fetch resource:\n - Required 'compute.projects.get'
+  // permission for 'projects/P'".
   if (contains(e, "PERMISSION_DENIED") || contains(e, "does not have permission") ||
-      contains(e, "Permission denied")) {
+      contains(e, "Permission denied") || (contains(e, "Required '") && contains(e, "' permission for '"))) {
     return GcloudFailure::permission_denied;
   }
   return GcloudFailure::other;
@@ -82,18 +97,22 @@ std::string gcloud_error_summary(const std::string& err) {
   if (start == std::string::npos) start = 0;
   std::size_t end = err.find('\n', start);
   line = err.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  // The Compute API's "Could not fetch resource:" puts the cause on the next line,
+  // after " - ".
+  if (!line.empty() && line.back() == ':' && end != std::string::npos && err.compare(end + 1, 3, " - ") == 0) {
+    const std::size_t detail_end = err.find('\n', end + 1);
+    line += " " + err.substr(end + 4, detail_end == std::string::npos ? std::string::npos : detail_end - end - 4);
+  }
   if (line.rfind("ERROR: ", 0) == 0) line.erase(0, 7);
   if (!line.empty() && line[0] == '(') {
     if (auto close = line.find(") "); close != std::string::npos) line.erase(0, close + 2);
   }
-  // The account sentence is noise in a one-line message.
-  if (auto pos = line.find(". This command is authenticated as"); pos != std::string::npos) {
-    line.erase(pos + 1);
-  }
+  // The sentence on the credentials ("This command is authenticated as ACCOUNT
+  // ...", "... authenticated with an access token from FILE ...", "...
+  // unauthenticated because ...") is noise in a one-line message.
+  if (auto pos = line.find(". This command is "); pos != std::string::npos) line.erase(pos + 1);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  constexpr std::size_t kMax = 240;
-  if (line.size() > kMax) line = line.substr(0, kMax - 3) + "...";
-  return line;
+  return cut_at_sentence(line, kSummaryMax);
 }
 
 std::string gcloud_failure_message(const GcloudResult& r, const GcloudSubject& s) {

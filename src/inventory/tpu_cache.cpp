@@ -79,7 +79,8 @@ std::optional<TpuCacheEntry> TpuCache::load(TpuCacheKind kind, const TpuNodeRef&
   entry.describe_json = *describe;
   entry.fetched_at = *fetched;
   for (auto [field, into] : {std::pair{"guest_attributes", &entry.guest_attributes_json},
-                             std::pair{"project_info", &entry.project_info_json}}) {
+                             std::pair{"project_info", &entry.project_info_json},
+                             std::pair{"project_info_error", &entry.project_info_error}}) {
     auto it = j.find(field);
     if (it == j.end() || it->is_null()) continue;
     if (!it->is_string()) return corrupt(std::string("bad ") + field);
@@ -104,6 +105,7 @@ void TpuCache::store(TpuCacheKind kind, const TpuNodeRef& ref, const TpuCacheEnt
             {"describe", entry.describe_json}};
   j["guest_attributes"] = entry.guest_attributes_json ? json(*entry.guest_attributes_json) : json(nullptr);
   j["project_info"] = entry.project_info_json ? json(*entry.project_info_json) : json(nullptr);
+  if (entry.project_info_error) j["project_info_error"] = *entry.project_info_error;
   if (const std::string err = util::write_file_atomic(path, j.dump(2) + "\n"); !err.empty()) return fail(err);
   ::chmod(dir_.c_str(), 0700);
 }

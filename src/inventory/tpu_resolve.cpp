@@ -17,6 +17,7 @@
 #include "tpush/inventory/tpu_cache.h"
 #include "tpush/inventory/tpu_describe.h"
 #include "tpush/inventory/tpu_host_keys.h"
+#include "tpush/inventory/tpu_project.h"
 #include "tpush/inventory/tpu_queued_resource.h"
 #include "tpush/inventory/tpu_access.h"
 #include "tpush/inventory/worker_selection.h"
@@ -183,16 +184,12 @@ std::vector<std::string> gcloud_args(const char* verb_group, const char* verb, c
           "--format=json"};
 }
 
-std::vector<std::string> project_info_args(const std::string& project) {
-  return {"compute", "project-info", "describe", "--project", project, "--format=json"};
-}
-
 // What a node needs besides its describe output: guest attributes (pinned
 // host keys, the instance names IAP tunnels need) and the project's OS Login
-// setting. The cache entry keeps them; what it lacks comes from gcloud and is
-// stored. `project_info` is a project-info describe already run (or not).
+// setting. The cache entry keeps them (and a project that refused to say);
+// what it lacks comes from gcloud and is stored.
 void complete_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache, TpuCacheEntry& entry,
-                   std::optional<GcloudResult> project_info = std::nullopt) {
+                   ProjectInfoCalls& projects) {
   const TpuNodeRef& ref = job.node.ref;
   bool changed = false;
   if ((q.fetch_host_keys || q.tunnel_through_iap) && !entry.guest_attributes_json) {
@@ -214,23 +211,25 @@ void complete_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache, TpuCa
   if (auto own = tpu_metadata_oslogin(entry.describe_json)) {
     job.oslogin = *own;
   } else {
-    if (!entry.project_info_json) {
-      if (!project_info)
-        project_info = run_gcloud(project_info_args(ref.project), q.gcloud_timeout, q.interrupt_fd);
-      if (project_info->ok()) {
-        entry.project_info_json = project_info->out;
-        changed = true;
-      } else {
-        spdlog::debug("project {}: metadata not readable ({}); OS Login counts as off unless the TPU says",
-                      ref.project, gcloud_error_summary(project_info->err));
-      }
+    std::string unread;  // why the project's metadata is not known
+    if (entry.project_info_error) {
+      unread = *entry.project_info_error + "; remembered from " + entry.fetched_at + ", --refresh asks again";
+    } else if (!entry.project_info_json) {
+      ProjectInfoAnswer answer = projects.get(ref.project);
+      if (answer.json) entry.project_info_json = std::move(answer.json);
+      else if (!answer.refused.empty()) entry.project_info_error = unread = answer.refused;
+      else unread = answer.failed;
+      changed = answer.failed.empty();
     }
+    if (!unread.empty())
+      spdlog::debug("project {}: metadata not readable ({}); OS Login counts as off unless the TPU says", ref.project,
+                    unread);
     if (entry.project_info_json) job.oslogin = project_metadata_oslogin(*entry.project_info_json).value_or(false);
   }
   if (changed && tpu_node_cacheable(job.node)) cache.store(TpuCacheKind::tpu, ref, entry, job.warnings);
 }
 
-void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
+void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache, ProjectInfoCalls& projects) {
   // 1. The cache, in every candidate zone, before any gcloud call.
   if (!q.refresh) {
     for (const TpuNodeRef& ref : job.candidates) {
@@ -249,16 +248,14 @@ void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
       job.from_cache = true;
       job.fetched_at = entry->fetched_at;
       check_tpu_node(job.node, job.warnings);
-      complete_node(job, q, cache, *entry);
+      complete_node(job, q, cache, *entry, projects);
       return;
     }
   }
 
   // 2. gcloud describe, zone by zone until found; the project's metadata (OS
-  // Login) is asked for at the same time.
-  auto project_info = std::async(std::launch::async, [&] {
-    return run_gcloud(project_info_args(job.candidates.front().project), q.gcloud_timeout, q.interrupt_fd);
-  });
+  // Login) is asked for at the same time, once for all the project's TPUs.
+  projects.start(job.candidates.front().project);
   std::vector<std::string> tried;
   for (std::size_t i = 0; i < job.candidates.size(); ++i) {
     const TpuNodeRef& ref = job.candidates[i];
@@ -283,7 +280,7 @@ void resolve_node(NodeJob& job, const TpuQuery& q, const TpuCache& cache) {
     } else {
       cache.remove(TpuCacheKind::tpu, ref);
     }
-    complete_node(job, q, cache, entry, project_info.get());
+    complete_node(job, q, cache, entry, projects);
     return;
   }
 }
@@ -463,7 +460,8 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
     targets.push_back(std::move(t));
   }
 
-  run_parallel(jobs, [&](NodeJob& job) { resolve_node(job, q, cache); });
+  ProjectInfoCalls projects(q.gcloud_timeout, q.interrupt_fd);
+  run_parallel(jobs, [&](NodeJob& job) { resolve_node(job, q, cache, projects); });
   for (auto& job : jobs) {
     if (job.error) std::rethrow_exception(job.error);
   }

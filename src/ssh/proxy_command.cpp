@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -27,6 +28,22 @@ bool needs_shell(const std::string& line) {
 }
 
 }  // namespace
+
+std::string proxy_stderr_summary(std::string_view text) {
+  // The last line that starts with "ERROR:" (gcloud's own words, which a
+  // traceback may follow), else the last non-empty line; one line, printable.
+  std::string_view line, error;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', start), text.size());
+    const std::string_view l = util::trim(text.substr(start, nl - start));
+    if (!l.empty()) line = l;
+    if (l.starts_with("ERROR:")) error = l;
+    start = nl + 1;
+  }
+  std::string said(error.empty() ? line : error);
+  if (said.size() > 300) said = said.substr(0, 300) + "...";
+  return util::printable(said);
+}
 
 ProxyCommand ProxyCommand::from_line(const std::string& line) {
   ProxyCommand c;
@@ -92,15 +109,7 @@ std::string ProxyCommandTransport::stderr_tail() const {
   return text;
 }
 
-std::string ProxyCommandTransport::notes() const {
-  // The last non-empty line, one line, printable.
-  std::string text = stderr_tail();
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  const auto nl = text.rfind('\n');
-  std::string line(util::trim(nl == std::string::npos ? text : text.substr(nl + 1)));
-  if (line.size() > 300) line = line.substr(0, 300) + "...";
-  return util::printable(line);
-}
+std::string ProxyCommandTransport::notes() const { return proxy_stderr_summary(stderr_tail()); }
 
 std::string ProxyCommandTransport::failure() const {
   if (!start_error_.empty()) return start_error_;

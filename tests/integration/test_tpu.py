@@ -277,6 +277,41 @@ def test_cache_avoids_gcloud(farm, gcloud):
     assert len(gcloud.calls("tpu-vm describe")) == 2, "--refresh did not describe"
 
 
+def test_a_queued_resource_asks_for_its_project_once(farm, gcloud):
+    """Its slices are TPUs of one project: one project-info describe for them all (it
+    was one per slice), and the next run asks gcloud nothing."""
+    _multislice(gcloud, "ms4", slices=4, workers=2)
+    r = gcloud.run("--queued-resource", "ms4", *LOC, "workers", "--json")
+    assert r.returncode == 0, str(r)
+    assert [w["label"] for w in json.loads(r.out)] == [f"s{s}w{w}" for s in range(4) for w in range(2)]
+    assert len(gcloud.calls("tpu-vm describe")) == 4
+    assert gcloud.calls("project-info") == [["compute", "project-info", "describe", "--project", PROJECT,
+                                             "--format=json"]]
+    before = len(gcloud.calls())
+    assert gcloud.run("--queued-resource", "ms4", *LOC, "workers").returncode == 0
+    assert gcloud.calls()[before:] == []
+
+
+def test_a_refused_project_info_is_remembered_with_the_tpu(farm, gcloud):
+    """Without compute.projects.get the project's metadata stays unread (OS Login off
+    unless the TPU says): the refusal is cached with the TPU, so a repeated run makes no
+    gcloud call; --refresh asks again."""
+    gcloud.tpu("tpu4", 4)
+    gcloud.error("project-info", "PERMISSION_DENIED")
+    r = gcloud.run("-t", "tpu4", *LOC, ECHO)
+    assert r.returncode == 0, str(r)
+    assert len(gcloud.calls("tpu-vm describe")) == 1 and len(gcloud.calls("project-info")) == 1
+    refused = json.loads(gcloud.cache_file("tpu4").read_text())["project_info_error"]
+    assert refused == f"Could not fetch resource: Required 'compute.projects.get' permission for 'projects/{PROJECT}'"
+    before = len(gcloud.calls())
+    r = gcloud.run("-t", "tpu4", *LOC, "-v", ECHO)
+    assert r.returncode == 0, str(r)
+    assert gcloud.calls()[before:] == [], "the repeated run asked gcloud"
+    assert f"project {PROJECT}: metadata not readable ({refused}; remembered from " in r.err, str(r)
+    assert gcloud.run("-t", "tpu4", *LOC, "--refresh", ECHO).returncode == 0
+    assert len(gcloud.calls("tpu-vm describe")) == 2 and len(gcloud.calls("project-info")) == 2
+
+
 def move_cached_worker(gcloud, name, w):
     """Worker w's cached address becomes one where nothing listens (the farm's sshd is IPv4
     only), as when the TPU was recreated and its VMs got new addresses."""

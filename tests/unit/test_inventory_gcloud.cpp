@@ -122,6 +122,45 @@ TEST_CASE("gcloud: error summary strips the command prefix and account sentence"
   CHECK(gcloud_error_summary("WARNING: something\nERROR: (gcloud) boom\n") == "boom");
 }
 
+TEST_CASE("gcloud: error summary drops every credentials sentence gcloud writes, never mid-sentence") {
+  // gcloud 528's variants of the sentence after an API error.
+  for (const char* sentence :
+       {"This command is authenticated as u@example.com which is the active account specified by the "
+        "[core/account] property.",
+        "This command is authenticated with an access token from /home/u/token specified by the "
+        "[auth/access_token_file] property.",
+        "This command is unauthenticated because the [auth/disable_credentials] property is True."}) {
+    CAPTURE(sentence);
+    CHECK(gcloud_error_summary(std::string("ERROR: (gcloud.compute.project-info.describe) PERMISSION_DENIED: "
+                                           "Required 'compute.projects.get' permission for 'projects/p'. ") +
+                               sentence + "\n- '@type': type.googleapis.com/google.rpc.ErrorInfo\n") ==
+          "PERMISSION_DENIED: Required 'compute.projects.get' permission for 'projects/p'.");
+  }
+  // The Compute API's form: the cause on the line after "Could not fetch resource:".
+  GcloudResult compute;
+  compute.exit_code = 1;
+  compute.err = "ERROR: (gcloud.compute.project-info.describe) Could not fetch resource:\n"
+                " - Required 'compute.projects.get' permission for 'projects/p'\n";
+  CHECK(gcloud_error_summary(compute.err) ==
+        "Could not fetch resource: Required 'compute.projects.get' permission for 'projects/p'");
+  CHECK(classify_gcloud_failure(compute) == GcloudFailure::permission_denied);
+  // Too long for one line: cut after the last whole sentence that fits.
+  const std::string disabled =
+      "ERROR: (gcloud.compute.tpus.tpu-vm.describe) PERMISSION_DENIED: Cloud TPU API has not been used in project "
+      "123456789012 before or it is disabled. Enable it by visiting https://console.developers.google.com/apis/api/"
+      "tpu.googleapis.com/overview?project=123456789012 then retry. If you enabled this API recently, wait a few "
+      "minutes for the action to propagate to our systems and retry. This command is authenticated as u@x which is "
+      "the active account specified by the [core/account] property.\n";
+  CHECK(gcloud_error_summary(disabled) ==
+        "PERMISSION_DENIED: Cloud TPU API has not been used in project 123456789012 before or it is disabled. Enable "
+        "it by visiting https://console.developers.google.com/apis/api/tpu.googleapis.com/overview?project="
+        "123456789012 then retry.");
+  // One sentence longer than that: cut after a whole word.
+  const std::string words = "ERROR: (gcloud) " + std::string(60, 'a') + " " + std::string(100, 'b') + " " +
+                            std::string(100, 'c') + " d";
+  CHECK(gcloud_error_summary(words) == std::string(60, 'a') + " " + std::string(100, 'b') + "...");
+}
+
 TEST_CASE("gcloud: the child gets our environment plus CLOUDSDK_CORE_DISABLE_PROMPTS=1, no stdin") {
   tpush::test::FakeGcloud fake;
   auto bin = fake.dir() / "bin";

@@ -75,7 +75,10 @@ std::optional<std::string> gcloud_config_value(const std::string& key, std::chro
                                                int interrupt_fd = -1);
 
 // The first line of gcloud's error text with the "ERROR: (gcloud.x.y) " prefix
-// removed, cut to a readable length ("" when stderr is empty).
+// and the sentence on the credentials (". This command is authenticated as ...",
+// "... with an access token from ...", "... unauthenticated because ...")
+// removed, cut to a readable length after a whole sentence (or word, then
+// "..."); "" when stderr is empty.
 std::string gcloud_error_summary(const std::string& err);
 
 }  // namespace tpush::inventory

@@ -5,9 +5,11 @@
 //   DIR/tpu/PROJECT/ZONE/NAME.json   a TPU VM node
 //   DIR/qr/PROJECT/ZONE/NAME.json    a queued resource
 //
-// Writes are atomic (temporary file, fsync, rename). A file that cannot be
-// read back as a cache entry for exactly that resource is reported as a
-// warning and ignored, never trusted.
+// An entry lives until --refresh (or a cached address that cannot be reached)
+// describes the TPU again; there is no expiry by age. Writes are atomic
+// (temporary file, fsync, rename). A file that cannot be read back as a cache
+// entry for exactly that resource is reported as a warning and ignored, never
+// trusted.
 #pragma once
 
 #include <filesystem>
@@ -26,6 +28,9 @@ struct TpuCacheEntry {
   std::optional<std::string> guest_attributes_json; // get-guest-attributes output, verbatim
   std::string fetched_at;                           // ISO 8601 UTC, e.g. 2026-11-22T19:04:05Z
   std::optional<std::string> project_info_json = {};  // project-info describe output, verbatim (OS Login)
+  // Instead of that output: why the API refused it (gcloud's one line, e.g. no
+  // compute.projects.get permission), kept so that later runs do not ask again.
+  std::optional<std::string> project_info_error = {};
 };
 
 class TpuCache {

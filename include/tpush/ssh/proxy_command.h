@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tpush/ssh/transport.h"
@@ -31,6 +32,11 @@ struct ProxyCommand {
   std::vector<std::string> argv;
   std::string shown;  // for messages: the line, or the argv joined
 };
+
+// What a proxy's stderr says, as one printable line for a reason: its last
+// `ERROR:` line (gcloud's start-iap-tunnel writes one, then a Python traceback,
+// and exits 0), else its last non-empty line.
+std::string proxy_stderr_summary(std::string_view text);
 
 class ProxyCommandTransport final : public Transport {
  public:
