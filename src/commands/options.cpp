@@ -103,8 +103,9 @@ void add_options(CLI::App& app, Options& o, bool& version) {
       ->check(CLI::Range(1, 3600));
 
   const char* how = "Connection";
-  option("-l,--user", o.user, "USER", "Remote user (default: user@ in the host, else $USER)", how);
-  option("-p,--port", o.port, "PORT", "Remote port (default: host:port, else 22)", how)->check(CLI::Range(1, 65535));
+  option("-l,--user", o.user, "USER", "Remote user where the host list names none (default: $USER)", how);
+  option("-p,--port", o.port, "PORT", "Remote port where the host list names none (default: 22)", how)
+      ->check(CLI::Range(1, 65535));
   many("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how);
   option("-F", o.ssh_config_file, "FILE",
          "ssh_config file to read instead of ~/.ssh/config and /etc/ssh/ssh_config (none: no file)", how);

@@ -78,19 +78,27 @@ ReachPlanner::ReachPlanner(const Options& o, fs::path home, std::string local_us
 Reach ReachPlanner::plan(const inventory::Worker& w) const {
   ssh::HostQuery q;
   q.host = w.target.host;
-  if (!options_.user.empty()) {
+  // A user@ or :port written in the host list is that host's own and wins;
+  // -l and -p are the defaults for hosts that name none (pdsh's and pssh's
+  // rule). A user tpush found for the worker (user_from: the OS Login
+  // profile) was written nowhere, so -l, being explicit, wins over it.
+  const bool listed_user = !w.target.user.empty() && w.user_from.empty();
+  if (listed_user) {
+    q.user = w.target.user;
+    q.user_from = "host list";
+  } else if (!options_.user.empty()) {
     q.user = options_.user;
     q.user_from = "-l";
   } else if (!w.target.user.empty()) {
     q.user = w.target.user;
-    q.user_from = w.user_from.empty() ? "host list" : w.user_from;
+    q.user_from = w.user_from;
   }
-  if (options_.port) {
-    q.port = options_.port;
-    q.port_from = "-p";
-  } else if (w.target.port) {
+  if (w.target.port) {
     q.port = w.target.port;
     q.port_from = "host list";
+  } else if (options_.port) {
+    q.port = options_.port;
+    q.port_from = "-p";
   }
   Reach r = plan_host(q, false, 0);
   if (w.iap) {  // --tunnel-through-iap: the tunnel is the way there

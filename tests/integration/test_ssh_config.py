@@ -95,19 +95,24 @@ def test_the_default_config_is_home_ssh_config_and_F_none_skips_it(farm, tpush, 
     assert r.returncode == 255 and "cannot resolve host" in r.err, str(r)
 
 
-def test_o_lines_come_first_and_flags_win_over_everything(farm, tpush, home):
+def test_o_lines_come_first_and_flags_win_over_the_config(farm, tpush, home):
     cfg = config(home, f"Host *\n  Port 1\n  User nobody\n")
     wj = workers_json(tpush, "-F", cfg, "-o", f"Port={farm.port}", "-l", USER, "-w", farm.addresses[0])[0]
     assert wj["reach"]["port"] == {"value": farm.port, "from": "-o"}
     assert wj["reach"]["user"] == {"value": USER, "from": "-l"}
     r = tpush("-F", cfg, "-o", f"Port={farm.port}", "-l", USER, "-w", farm.addresses[0], ECHO)
     assert r.returncode == 0, str(r)
-    # user@ and :port in the host list win over the config; -p over the host list.
+    # user@ and :port in the host list win over the config, and over -l and -p (the
+    # defaults for the hosts that name none).
     wj = workers_json(tpush, "-F", cfg, "-w", f"{USER}@{farm.addresses[0]}:{farm.port}")[0]
     assert wj["reach"]["user"] == {"value": USER, "from": "host list"}
     assert wj["reach"]["port"] == {"value": farm.port, "from": "host list"}
-    wj = workers_json(tpush, "-F", cfg, "-p", 2, "-w", f"{farm.addresses[0]}:{farm.port}")[0]
-    assert wj["reach"]["port"] == {"value": 2, "from": "-p"}
+    wj = workers_json(tpush, "-F", cfg, "-p", 2, "-l", "alice", "-w",
+                      f"{USER}@{farm.addresses[0]}:{farm.port},{farm.addresses[1]}")
+    assert wj[0]["reach"]["port"] == {"value": farm.port, "from": "host list"}
+    assert wj[0]["reach"]["user"] == {"value": USER, "from": "host list"}
+    assert wj[1]["reach"]["port"] == {"value": 2, "from": "-p"}
+    assert wj[1]["reach"]["user"] == {"value": "alice", "from": "-l"}
 
 
 def test_identity_file_and_identities_only_from_the_config(farm, tpush, bare_home):

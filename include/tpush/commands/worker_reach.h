@@ -1,9 +1,10 @@
 // How each worker is reached: its address, port, user, keys, host-key rules
 // and the way there (direct, jump hosts, a proxy command), settled from, in
-// this order: tpush's flags, the user@ and :port written in the host list,
-// ssh_config (-F, -o, or ~/.ssh/config then /etc/ssh/ssh_config), then
-// tpush's defaults. Every value remembers where it came from, for `tpush
-// workers` and for messages.
+// this order: the user@ and :port written in the host list (a host's own), then
+// tpush's flags (-l and -p: the defaults for hosts that name none; -l also wins
+// over an OS Login user), ssh_config (-F, -o, or ~/.ssh/config then
+// /etc/ssh/ssh_config), then tpush's defaults. Every value remembers where it
+// came from, for `tpush workers` and for messages.
 #pragma once
 
 #include <sys/socket.h>
