@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "tpush/util/base64.h"
+#include "tpush/util/string.h"
 
 namespace tpush::output {
 namespace {
@@ -58,41 +59,13 @@ std::string json_string(std::string_view s) {
   return out;
 }
 
-bool is_utf8(std::string_view s) {
-  std::size_t i = 0;
-  const std::size_t n = s.size();
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    std::uint32_t cp;
-    if ((c & 0xe0) == 0xc0) len = 2, cp = c & 0x1f;
-    else if ((c & 0xf0) == 0xe0) len = 3, cp = c & 0x0f;
-    else if ((c & 0xf8) == 0xf0) len = 4, cp = c & 0x07;
-    else return false;
-    if (i + len > n) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += len;
-  }
-  return true;
-}
-
 std::string worker_json(const WorkerIdentity& who, const fanout::WorkerResult& r) {
   const bool started = r.started != std::chrono::system_clock::time_point{};
   std::string o = "{\"type\":\"worker\",\"worker\":" + json_string(who.label) + ",\"host\":" + json_string(who.host) +
                   ",\"address\":" + json_string(who.address) + ",\"outcome\":\"" + fanout::outcome_name(r.outcome) +
                   "\",\"exit_status\":" + (r.exit_status >= 0 ? std::to_string(r.exit_status) : "null") +
                   ",\"signal\":" + (r.signal.empty() ? "null" : json_string(r.signal)) +
-                  ",\"reason\":" + json_string(is_utf8(r.reason) ? r.reason : "(not UTF-8)") +
+                  ",\"reason\":" + json_string(util::is_utf8(r.reason) ? r.reason : "(not UTF-8)") +
                   ",\"started\":" + (started ? "\"" + iso_time(r.started) + "\"" : "null") +
                   ",\"seconds\":" + number(r.seconds) + "}";
   return o;
@@ -120,7 +93,7 @@ JsonOutput::JsonOutput(Writer& writer, std::vector<WorkerIdentity> workers)
 void JsonOutput::emit(std::size_t worker, fanout::Stream stream, std::string_view line, bool newline) {
   pending_ += heads_[worker];
   pending_ += stream == fanout::Stream::out ? "\"stdout\"" : "\"stderr\"";
-  if (is_utf8(line)) {
+  if (util::is_utf8(line)) {
     pending_ += ",\"text\":";
     pending_ += json_string(line);
   } else {

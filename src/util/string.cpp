@@ -1,6 +1,7 @@
 #include "tpush/util/string.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 namespace tpush::util {
@@ -60,6 +61,42 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  std::size_t len;
+  std::uint32_t cp;
+  if ((c & 0xe0) == 0xc0) len = 2, cp = c & 0x1f;
+  else if ((c & 0xf0) == 0xe0) len = 3, cp = c & 0x0f;
+  else if ((c & 0xf8) == 0xf0) len = 4, cp = c & 0x07;
+  else return 0;
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto d = static_cast<unsigned char>(s[i + k]);
+    if ((d & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (d & 0x3f);
+  }
+  static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return len;
+}
+
+bool is_utf8(std::string_view s) {
+  for (std::size_t i = 0, n = 0; i < s.size(); i += n)
+    if ((n = utf8_length(s, i)) == 0) return false;
+  return true;
+}
+
+std::size_t unprintable_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x20 || c == 0x7f) return 1;
+  const std::size_t n = utf8_length(s, i);
+  if (n == 0) return 1;
+  if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) return 2;  // U+0080..U+009F
+  if (s.substr(i, n) == "\xef\xbb\xbf") return 3;                                   // U+FEFF
+  return 0;
 }
 
 std::string printable(std::string_view text) {

@@ -30,18 +30,6 @@ std::vector<json> parse_lines(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("json_output: is_utf8 accepts UTF-8 and refuses what is not") {
-  using tpush::output::is_utf8;
-  CHECK(is_utf8(""));
-  CHECK(is_utf8("plain ascii"));
-  CHECK(is_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
-  CHECK_FALSE(is_utf8("\xff"));
-  CHECK_FALSE(is_utf8("\xc3"));              // cut short
-  CHECK_FALSE(is_utf8("\xc0\xaf"));          // overlong '/'
-  CHECK_FALSE(is_utf8("\xed\xa0\x80"));      // a surrogate
-  CHECK_FALSE(is_utf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
-}
-
 TEST_CASE("json_output: json_string escapes what JSON requires and parses back") {
   for (std::string s : {std::string("a\"b\\c"), std::string("tab\there\r\n"), std::string("\x01\x1f\x7f", 3),
                         std::string("caf\xc3\xa9")}) {

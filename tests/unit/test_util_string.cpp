@@ -36,6 +36,25 @@ TEST_CASE("strings: printable escapes control characters and keeps UTF-8") {
   CHECK(printable(std::string("nul\0x", 5)) == "nul\\x00x");
 }
 
+TEST_CASE("strings: is_utf8 accepts UTF-8 and refuses what is not, utf8_length says where") {
+  CHECK(is_utf8(""));
+  CHECK(is_utf8("plain ascii"));
+  CHECK(is_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  CHECK_FALSE(is_utf8("\xff"));
+  CHECK_FALSE(is_utf8("\xc3"));              // cut short
+  CHECK_FALSE(is_utf8("\xc0\xaf"));          // overlong '/'
+  CHECK_FALSE(is_utf8("\xed\xa0\x80"));      // a surrogate
+  CHECK_FALSE(is_utf8("\xf4\x90\x80\x80"));  // beyond U+10FFFF
+  const std::string_view s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xff\xfe";
+  CHECK(utf8_length(s, 0) == 1);
+  CHECK(utf8_length(s, 1) == 2);
+  CHECK(utf8_length(s, 2) == 0);  // inside a character
+  CHECK(utf8_length(s, 3) == 3);
+  CHECK(utf8_length(s, 6) == 4);
+  CHECK(utf8_length(s, 10) == 0);
+  CHECK(utf8_length(s, 11) == 0);
+}
+
 TEST_CASE("strings: durations as --persist takes them") {
   using std::chrono::seconds;
   CHECK(parse_duration("90") == seconds{90});

@@ -32,8 +32,6 @@ struct WorkerIdentity {
 
 // `s` as a JSON string, quotes included (valid UTF-8 assumed).
 std::string json_string(std::string_view s);
-// True when `s` is valid UTF-8 (no overlongs, no surrogates).
-bool is_utf8(std::string_view s);
 
 // The objects (one line each, no newline), shared by --json and --out-dir.
 std::string worker_json(const WorkerIdentity& who, const fanout::WorkerResult& r);

@@ -38,6 +38,17 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 // Levenshtein distance, for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
+// The length of the UTF-8 character that starts at `s[i]` (1 for ASCII), or 0
+// when the bytes there are not one (a stray or cut-short byte, an overlong
+// form, a surrogate, past U+10FFFF).
+std::size_t utf8_length(std::string_view s, std::size_t i);
+// True when `s` is valid UTF-8 throughout.
+bool is_utf8(std::string_view s);
+// The length of the character at `s[i]` when it is not printable text: a
+// control character (C0, DEL, C1), a byte-order mark (U+FEFF), or a byte that
+// is not UTF-8 (length 1); 0 when it prints.
+std::size_t unprintable_length(std::string_view s, std::size_t i);
+
 // `text` with its control characters shown as C escapes (\n, \t, \x1b), so a
 // message quoting user input stays one line and cannot drive the terminal.
 std::string printable(std::string_view text);
