@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 namespace tpush::inventory {
 namespace {
@@ -141,6 +142,64 @@ struct Scope {
 // -x lists name what to leave out: their plain items exclude, their filters drop.
 enum class Mode { include, exclude };
 
+bool is_include_line(string_view line) {
+  return line.starts_with("#include") && (line.size() == 8 || is_list_blank(line[8]));
+}
+
+// `line` without its comment: from a '#' at the start of the line or of an item
+// (after a blank or a comma). Inside a name it is part of it (gpu-#4), as nodeset
+// and pdsh -w keep it: a name cut short at a '#' would run on another host.
+string_view without_comment(string_view line) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '#' && (i == 0 || is_list_blank(line[i - 1]) || line[i - 1] == ',')) return line.substr(0, i);
+  }
+  return line;
+}
+
+// The first run of bytes in `text` that no host list holds, as {offset, length}:
+// what does not print (util::unprintable_length), but for the blanks that
+// separate items.
+std::optional<std::pair<std::size_t, std::size_t>> non_text(string_view text) {
+  const auto bad_at = [&](std::size_t i) { return is_list_blank(text[i]) ? 0 : util::unprintable_length(text, i); };
+  constexpr std::size_t kShown = 8;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t n = bad_at(i);
+    if (n == 0) {
+      i += util::utf8_length(text, i);
+      continue;
+    }
+    std::size_t end = i + n;
+    while (end < text.size() && end - i < kShown && (n = bad_at(end)) > 0) end += n;
+    return std::pair{i, end - i};
+  }
+  return std::nullopt;
+}
+
+// Refuses text that cannot name a host: it would go to DNS or ssh_config as it
+// is, or, past a NUL, be cut short. `file`: the hosts file it came from ("" for
+// -w and groups), for the hint.
+void check_text(string_view text, string_view file) {
+  const auto bad = non_text(text);
+  if (!bad) return;
+  const string_view run = text.substr(bad->first, bad->second);
+  const std::string convert =
+      file.empty() ? std::string("write host names in ASCII or UTF-8")
+                   : "a hosts file is ASCII or UTF-8 text; convert it, e.g. iconv -f UTF-16 -t UTF-8 " +
+                         escape_for_message(file) + " > hosts.utf8";
+  std::string what, fix;
+  if (run.find('\0') != string_view::npos) {
+    what = "a NUL byte", fix = convert;
+  } else if (run.starts_with("\xef\xbb\xbf")) {
+    what = "a byte-order mark", fix = file.empty() ? "remove it" : "save the file without one";
+  } else if (util::is_utf8(run)) {
+    what = "a control character", fix = "remove it";
+  } else {
+    what = "not UTF-8 text", fix = convert;
+  }
+  fail_host_list(text, quote_for_message(run) + " at " + column_text(bad->first) + " cannot be in a host name: " +
+                           what + " (" + fix + ")");
+}
+
 std::string operator_meaning(char op) {
   switch (op) {
     case '!': return "a!b: the hosts of a without those of b";
@@ -174,6 +233,9 @@ class Expander {
       const string_view line = text.substr(0, nl);
       text.remove_prefix(nl == string_view::npos ? text.size() : nl + 1);
       try {
+        // A NUL anywhere, even in a comment, says this is not a text file.
+        if (line.find('\0') != string_view::npos) check_text(line, source);
+        if (!is_include_line(line)) check_text(without_comment(line), source);
         add_line(line, scope, Mode::include, {}, base);
       } catch (const UsageError& e) {
         throw UsageError(escape_for_message(source) + ":" + std::to_string(line_no) + ": " + e.what());
@@ -205,11 +267,11 @@ class Expander {
   // One line: items and operators, evaluated left to right. `source` is the group
   // source of a group's definition, `base` where `#include` looks.
   void add_line(string_view line, Scope& scope, Mode mode, string_view source, const fs::path& base) {
-    if (line.starts_with("#include") && (line.size() == 8 || is_list_blank(line[8]))) {
+    if (is_include_line(line)) {
       include(line, scope, base);
       return;
     }
-    line = line.substr(0, line.find('#'));
+    line = without_comment(line);
     HostSet chain;
     char op = 0;             // an operator waiting for its right side
     std::size_t op_at = 0;
@@ -272,6 +334,7 @@ class Expander {
       const std::size_t end = item_end(line, i);
       const string_view token = line.substr(i, end - i);
       const string_view whole = line.substr(start, end - start);
+      check_text(whole, {});  // a hosts file's lines were checked whole
       i = end;
       after_item = true;
       special.clear();
@@ -284,6 +347,11 @@ class Expander {
         scope.filters.push_back(filter(token, exclusion || mode == Mode::exclude));
         special = whole;
         continue;
+      }
+      if (token.front() == '#') {  // after an operator or a '-': a comment there would cut the list short
+        fail_host_list(line, quote_for_message(token) + " at " + column_text(i - token.size()) +
+                                 ": a host name cannot start with '#' (a '#' starts a comment after a blank or a "
+                                 "comma, and is part of a name inside one)");
       }
       HostSet operand = item(token, source);
       if (exclusion) {

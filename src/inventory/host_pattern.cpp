@@ -344,21 +344,22 @@ std::string escape_for_message(string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    } else {
-      out += c;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t bad = util::unprintable_length(text, i);
+    if (bad == 0) {
+      const std::size_t n = util::utf8_length(text, i);
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
     }
+    for (const char c : text.substr(i, bad)) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '\n') out += "\\n";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\r') out += "\\r";
+      else out += {'\\', 'x', kHex[u >> 4], kHex[u & 0xf]};
+    }
+    i += bad;
   }
   return out;
 }

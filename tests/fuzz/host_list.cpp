@@ -1,5 +1,5 @@
 // Host-list expressions (-w): expand_host_list, then the fold back into a node set.
-// Invariants: every host is a non-empty name without blanks or separators, no host
+// Invariants: every host is a non-empty printable UTF-8 name without blanks or separators, no host
 // comes twice, and the hosts host-list syntax expresses fold into a node set that
 // expands to exactly them again.
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "tpush/inventory/host_list.h"
 #include "tpush/inventory/node_set.h"
 #include "tpush/util/error.h"
+#include "tpush/util/string.h"
 
 using namespace tpush::inventory;
 
@@ -22,8 +23,12 @@ const HostGroups& groups() {
   return g;
 }
 
+// Not empty, no blank or separator, printable UTF-8 (no NUL, control character or stray byte).
 bool is_name(std::string_view s) {
-  return !s.empty() && s.find_first_of(" \t\r\n\v\f,") == std::string_view::npos;
+  if (s.empty() || s.find_first_of(" \t\r\n\v\f,") != std::string_view::npos) return false;
+  for (std::size_t i = 0; i < s.size(); i += tpush::util::utf8_length(s, i))
+    if (tpush::util::unprintable_length(s, i) != 0) return false;
+  return true;
 }
 
 }  // namespace

@@ -18,10 +18,10 @@ NODESET_BATCH = FIXTURES / "nodeset_batch.py"
 USER = "tpush-test-user"  # the default user, so that a user@ in a list stands out
 
 
-def run(tpush_bin: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def run(tpush_bin: Path, cwd: Path, *args: str, command=("workers", "--json")) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "USER": USER,
            "LOGNAME": USER, "LC_ALL": "C.UTF-8", "NO_COLOR": "1"}
-    return subprocess.run([str(tpush_bin), *args, "workers", "--json"], cwd=cwd, env=env,
+    return subprocess.run([str(tpush_bin), *args, *command], cwd=cwd, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
 
 
@@ -83,6 +83,31 @@ def test_errors_are_one_escaped_line(tpush_bin, tmp_path):
     assert "unknown group '@rack1'" in error(run(tpush_bin, tmp_path, "-w", "@rack1"))
     assert "run together" in error(run(tpush_bin, tmp_path, "-w", "n[1-11][1-11]"))
     assert "does not read hosts from standard input" in error(run(tpush_bin, tmp_path, "-w", "-"))
+
+
+def test_a_hash_inside_a_name_is_part_of_it(tpush_bin, tmp_path):
+    """-w 'gpu-#4' is the host gpu-#4, as nodeset -e and pdsh -w have it (it ran on gpu-);
+    a '#' that starts an item starts a comment, as in a hosts file."""
+    assert labels(run(tpush_bin, tmp_path, "-w", "gpu-#4")) == ["gpu-#4"]
+    assert labels(run(tpush_bin, tmp_path, "-w", "gpu-#[1-2],b #c")) == ["gpu-#1", "gpu-#2", "b"]
+    (tmp_path / "hosts").write_text("gpu-#4   # rack 4\n")
+    assert labels(run(tpush_bin, tmp_path, "-H", "hosts")) == ["gpu-#4"]
+
+
+@pytest.mark.parametrize("content, line, shown", [
+    (b"127.0.0.1:1\nnode2\x00x\n", 2, "'node2\\x00x': '\\x00' at column 6 cannot be in a host name: a NUL byte"),
+    (b"127.0.0.1:1\n\xff\xfe\n", 2, "'\\xff\\xfe': '\\xff\\xfe' at column 1 cannot be in a host name: not UTF-8 text"),
+    ("127.0.0.1:1\n".encode("utf-16"), 1, "'\\xff\\xfe1\\x002\\x007\\x00.\\x000\\x00.\\x000\\x00.\\x001\\x00:\\x001\\x00': "
+                                            "'\\xff\\xfe' at column 1 cannot be in a host name: not UTF-8 text"),
+])
+def test_a_hosts_file_that_is_not_text_stops_before_any_connection(tpush_bin, tmp_path, content, line, shown):
+    """A NUL (it cut the name, and ssh_config's error, short) or bytes that are not text
+    (they went to DNS): exit 2 naming FILE:LINE and the bytes, escaped. 127.0.0.1:1 would
+    have been refused (exit 255) had anything been connected."""
+    (tmp_path / "hosts").write_bytes(content)
+    message = error(run(tpush_bin, tmp_path, "-H", "hosts", command=("--connect-timeout", "5", "echo", "hi")))
+    assert message.startswith(f"hosts:{line}: bad host list {shown} (a hosts file is ASCII or UTF-8 text; "
+                              "convert it, e.g. iconv -f UTF-16 -t UTF-8 hosts > hosts.utf8)"), message
 
 
 def corpus() -> list[str]:

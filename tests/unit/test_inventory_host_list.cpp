@@ -425,7 +425,53 @@ TEST_CASE("host list: control characters in messages are escaped") {
   CHECK(bell.find('\a') == std::string::npos);
   const auto newline = expand_error("n[1-\n2]");  // the bracket does not close on its line
   CHECK(newline.find('\n') == std::string::npos);
-  CHECK(expand_error("h:\x1b[1m").find("'\\x1b[1m'") != std::string::npos);
+  CHECK(expand_error("a,h:\x1b[1m") ==
+        "bad host list 'h:\\x1b[1m': '\\x1b' at column 3 cannot be in a host name: a control character (remove it)");
+}
+
+TEST_CASE("host list: bytes that cannot be a host name are an error naming them, never a host") {
+  CHECK(expand_error("a,\xff\xfe,b") == "bad host list '\\xff\\xfe': '\\xff\\xfe' at column 1 cannot be in a host "
+                                       "name: not UTF-8 text (write host names in ASCII or UTF-8)");
+  CHECK(expand_error("gpu\xc2\x9b" "1") ==
+        "bad host list 'gpu\\xc2\\x9b1': '\\xc2\\x9b' at column 4 cannot be in a host name: a control character "
+        "(remove it)");  // U+009B, a C1 control (CSI)
+  CHECK(expand_error("\xef\xbb\xbf" "a").find("a byte-order mark (remove it)") != std::string::npos);
+  // UTF-8 names are text: an ssh_config alias or /etc/hosts may hold one.
+  CHECK(expand_names("b\xc3\xbc" "cher,caf\xc3\xa9") == Names{"b\xc3\xbc" "cher", "caf\xc3\xa9"});
+}
+
+TEST_CASE("host list: a hosts file line with a NUL or bytes that are not text names FILE:LINE") {
+  // A NUL anywhere on the line, even in a comment: the file is not text.
+  CHECK(error_of<UsageError>([] { parse_hosts_text(std::string("node1\nnode2 # x\0y\n", 18), "hosts.txt"); }) ==
+        "hosts.txt:2: bad host list 'node2 # x\\x00y': '\\x00' at column 10 cannot be in a host name: a NUL byte "
+        "(a hosts file is ASCII or UTF-8 text; convert it, e.g. iconv -f UTF-16 -t UTF-8 hosts.txt > hosts.utf8)");
+  // UTF-16, as Windows editors save it: a byte-order mark, then a NUL after every ASCII character.
+  const std::string utf16("\xff\xfen\0o\0d\0e\0\n\0", 12);
+  CHECK(error_of<UsageError>([&] { parse_hosts_text(utf16, "hosts.txt"); })
+            .rfind("hosts.txt:1: bad host list '\\xff\\xfen\\x00o\\x00d\\x00e\\x00': '\\xff\\xfe' at column 1 cannot be "
+                   "in a host name: not UTF-8 text (a hosts file is ASCII or UTF-8 text; convert it",
+                   0) == 0);
+  CHECK(error_of<UsageError>([] { parse_hosts_text("a\n\xff\xfe\n", "f"); }).rfind("f:2: bad host list '\\xff\\xfe'", 0) ==
+        0);
+  CHECK(error_of<UsageError>([] { parse_hosts_text("\xef\xbb\xbfnode1\n", "f"); })
+            .find("a byte-order mark (save the file without one)") != std::string::npos);
+  // Bytes that are not UTF-8 in a comment are only a comment (a Latin-1 name, say).
+  CHECK(texts(parse_hosts_text("node1  # M\xfcller's\nnode2\n", "f")) == Names{"node1", "node2"});
+}
+
+TEST_CASE("host list: '#' starts a comment at the start of an item, inside a name it is part of it") {
+  // nodeset -e and pdsh -w keep gpu-#4; cutting it at '#' ran on the host gpu-.
+  CHECK(expand_names("gpu-#4") == Names{"gpu-#4"});
+  CHECK(expand_names("gpu-#[1-2],n1#x") == Names{"gpu-#1", "gpu-#2", "n1#x"});
+  CHECK(expand_names("a,b #c\n#d\ne,#f") == Names{"a", "b", "e"});
+  // The same in a hosts file (pdsh would cut y#z to y).
+  CHECK(texts(parse_hosts_text("gpu-#4\ny#z  # a comment\n# the end\n", "f")) == Names{"gpu-#4", "y#z"});
+  // Right after an operator or a '-' it can be neither: an error.
+  CHECK(expand_error("a^#b") == "bad host list 'a^#b': '#b' at column 3: a host name cannot start with '#' (a '#' "
+                                "starts a comment after a blank or a comma, and is part of a name inside one)");
+  CHECK_THROWS_AS(expand_host_list("a,-#b"), UsageError);
+  // #include still reads a file from the first column.
+  CHECK(expand_error("#include").find("#include takes one file name") != std::string::npos);
 }
 
 TEST_CASE("host list: pdsh's -HOST, -^FILE and /REGEX/") {

@@ -97,6 +97,7 @@ TEST_CASE("node set: folds what nodeset folds") {
         "s[0-1]w[0-3],s2w[0-1]");
   CHECK(fold_node_set(numbered("127.0.1.", 1, 12)) == "127.0.1.[1-12]");
   CHECK(fold_node_set(numbered("tpu-a/w", 0, 3)) == "tpu-a/w[0-3]");
+  CHECK(fold_node_set(numbered("gpu-#", 1, 4)) == "gpu-#[1-4]");  // nodeset -f gives the same
   CHECK(fold_node_set(numbered("n", 1, 3, ".example.com")) == "n[1-3].example.com");
   CHECK(fold_node_set({"beta", "alpha", "n1"}) == "alpha,beta,n1");
   // Padding: 1 and 01 are different numbers; a padded run keeps its width.
@@ -138,12 +139,12 @@ TEST_CASE("node set: ports stay literal, IPv6 and the inexpressible are listed w
 
 TEST_CASE("node set: which labels host-list syntax expresses") {
   for (const std::string ok : {"w12", "s1w3", "tpu-a/w3", "host.example.com", "10.0.0.1", "h:22",
-                         "[::1]:22", "[fe80::1%eth0]:2222", "2001:db8::5", "::1", "n%1", "a_b"}) {
+                         "[::1]:22", "[fe80::1%eth0]:2222", "2001:db8::5", "::1", "n%1", "a_b", "a#b"}) {
     CAPTURE(ok);
     CHECK(host_list_expresses(ok));
   }
   for (const std::string bad : {"", "a b", "a,b", "u@h", "a!b", "a&b", "a^b", "n*", "n?", "-n", "/re/",
-                          "^file", "#include", "#c", "a#b", "@group", "[::1]", "h:022", "h:0", "h:x", "g:h:i", "n[1]", "n]",
+                          "^file", "#include", "#c", "@group", "[::1]", "h:022", "h:0", "h:x", "g:h:i", "n[1]", "n]",
                           "tab\there", "bell\a"}) {
     CAPTURE(bad);
     CHECK_FALSE(host_list_expresses(bad));

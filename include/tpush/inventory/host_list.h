@@ -4,8 +4,12 @@
 // (host_pattern.h parses one item; this file combines them.)
 //
 // Items are separated by commas, blanks or newlines (so `-w "$(cat hosts)"` works);
-// empty items are skipped; `#` starts a comment to the end of the line, in an
-// expression as in a hosts file. An item is one of
+// empty items are skipped; `#` at the start of an item (of the line, or after a
+// blank or a comma) starts a comment to the end of the line, in an expression as in
+// a hosts file; inside a name it is part of the name (`gpu-#4`, as nodeset and
+// pdsh -w keep it); a name cannot start with it. Text no host name can hold is an
+// error quoting it escaped: control characters, a byte-order mark, bytes that are
+// not UTF-8, and in a hosts file a NUL anywhere on a line. An item is one of
 //   [user@]host[:port]      port 1-65535; ranges apply to the host part only
 //   host[01-04,7]           bracket ranges; several groups form a cartesian product
 //                           (leftmost varies slowest); a lower bound written with a

@@ -69,8 +69,10 @@ std::string host_text(const std::string& host, uint16_t port);
 // "bad host list 'ITEM': DETAIL", the error for a malformed item or list.
 UsageError bad_host_list(std::string_view item, const std::string& detail);
 
-// `text` with control characters escaped (\n, \t, \r, \xHH), so that a message
-// stays one printable line; quote_for_message also puts it in single quotes.
+// `text` with what does not print escaped (\n, \t, \r, else \xHH per byte:
+// control characters, a byte-order mark, bytes that are not UTF-8; see
+// util::unprintable_length), so that a message stays one printable line;
+// quote_for_message also puts it in single quotes.
 std::string escape_for_message(std::string_view text);
 std::string quote_for_message(std::string_view text);
 
