@@ -118,7 +118,13 @@ util::Wait CommandJob::work_wait() const {
 }
 
 void CommandJob::advance_work() {
-  for (auto& stop : stops_) stop->advance(kDiscard);
+  for (auto& stop : stops_) {
+    const bool was = ended(*stop);
+    stop->advance(kDiscard);
+    if (!was && ended(*stop))
+      spdlog::trace("worker {}: stop channel ended: {} exit {} {}", index_, static_cast<int>(stop->phase()),
+                    stop->exit_status(), stop->error());
+  }
   ssh::KeptShell* shell = kept_shell();
   if (shell) shell->advance(via_shell_ ? sink_ : kDiscard);
   if (via_shell_ && shell->run_end()) {
@@ -191,10 +197,16 @@ void CommandJob::finish_from_channel() {
 bool CommandJob::signal_group(const std::string& signal) {
   if (!group_) return false;
   if (!group_->settled() || channel_opening()) {
+    spdlog::trace("worker {}: {} waits for {}", index_, signal,
+                  group_->settled() ? "another channel to open" : "the command's process group");
     queued_signals_.push_back(signal);
     return true;
   }
-  if (!group_->pgid()) return false;
+  if (!group_->pgid()) {
+    spdlog::debug("worker {}: no process group to send {} to", index_, signal);
+    return false;
+  }
+  spdlog::trace("worker {}: {} to process group {}", index_, signal, *group_->pgid());
   signals_sent_.push_back(signal);
   stops_.push_back(std::make_unique<ssh::ExecChannel>(
       session(), ssh::group_signal_command(*group_->pgid(), signal), ssh::ExecChannel::Settings{}));

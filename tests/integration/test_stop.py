@@ -4,6 +4,7 @@ the first Ctrl-C, the second, -u, --fail-fast and a connection that drops leave 
 process behind; `tpush kill` on the client's own machine spares the client's wrappers."""
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -33,9 +34,20 @@ def wait_gone(pattern: str, timeout: float) -> list[str]:
 
 
 def start_sleeping(tpush, hosts, command, *options, env=None):
+    """Starts `command` (holding a unique_sleep()) on every worker and returns once each
+    worker's sleep runs: its `sleep` process exists under its own name. A signal that
+    reaches a shell's child between fork and exec is lost (the child still runs the
+    shell's handler, and exec clears what it noted: bash's race, not tpush's); a test
+    that sent Ctrl-C right after "started" hit it about once in 20 runs under load."""
     st = tpush.stream("--label", "index", *options, *host_args(hosts),
                       f'echo "started $TPUSH_WORKER"; {command}', env=env)
     st.wait_for(lambda ls: sum("started" in l for l in ls) == len(hosts), 60, "all workers to start")
+    sleep = re.search(r"sleep 61\.\d+", command).group(0)
+    end = time.monotonic() + 30
+    while sum(1 for l in remote_left(sleep) if l.split(None, 1)[1].startswith(sleep)) < len(hosts):
+        if time.monotonic() > end:
+            pytest.fail(f"the workers' {sleep} did not start within 30s")
+        time.sleep(0.02)  # poll: nothing tells us when a remote exec happened
     return st
 
 
