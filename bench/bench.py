@@ -64,12 +64,14 @@ class BenchSshd(farmmod.Sshd):
             text += f"Match LocalAddress {address}\n  ChrootDirectory {root}\n"
         self.config.write_text(text)
 
-    # repeat scenario: the listener is made a child subreaper, so a process a session leaves
+    # Every scenario: the listener is made a child subreaper, so a process a session leaves
     # behind (tpush's remote watchdog outlives the command it watches by a few ms) is
     # reparented to, and reaped by, the listener instead of init: its CPU stays in the
-    # listener's cutime/cstime.  And the listener (with all it starts) joins a cpuacct
-    # cgroup, a second count of the same CPU that needs no process tree at all.
-    subreaper = False
+    # listener's cutime/cstime, in the sshd column (until 2026-11-27 only the repeat
+    # scenario did this, and tpush's rows missed ~2.4 ms per worker there).  The repeat
+    # scenario also puts the listener (with all it starts) in a cpuacct cgroup, a second
+    # count of the same CPU that needs no process tree at all.
+    subreaper = True
     cpu_cgroup: Path | None = None
 
     def start(self, ready_address: str, timeout: float = 30):
@@ -387,8 +389,9 @@ def opens_of(argv: list[str], env: dict[str, str], src: Path, f: farmmod.Farm) -
 
 def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: int, cfg: Path,
              tpush_bin: str, workdir: Path, tag: str, timeout: float, copy: tuple | None = None,
-             bastion: "Bastion | None" = None, command: tuple | None = None) -> dict:
-    """One timed run. `command`: (argv, env) given by the scenario instead of the tool's own."""
+             bastion: "Bastion | None" = None, command: tuple | None = None, relay_pid: int | None = None) -> dict:
+    """One timed run. `command`: (argv, env) given by the scenario instead of the tool's own;
+    `relay_pid`: the delay relay the run goes through, whose CPU (on the same cores) is counted."""
     if copy:
         src, roots = copy
         argv, extra_env = copy_argv(tool, fan, f, port, cfg, src, tpush_bin), {}
@@ -409,6 +412,7 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
         bastion.wait_sessions_gone()
     cg = MemCgroup(tag)
     s0 = sshd_cpu(f.sshd.pid) + (sshd_cpu(bastion.sshd.pid) if bastion else 0)
+    r0 = proc_cpu(relay_pid) if relay_pid else None
     logins0 = bastion.logins() if bastion else 0
     with open(out_path, "wb") as outf, open(err_path, "wb") as errf:
         cat = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=outf)
@@ -437,6 +441,7 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
     if bastion:
         bastion.wait_sessions_gone()
     s1 = sshd_cpu(f.sshd.pid) + (sshd_cpu(bastion.sshd.pid) if bastion else 0)
+    r1 = proc_cpu(relay_pid) if relay_pid else None
     out = out_path.read_text(errors="replace")
     if copy:
         ok, note = verify_copy(copy[1], copy[0], p.returncode)
@@ -453,6 +458,8 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
            "err_tail": err_path.read_text(errors="replace")[-300:] if not ok else ""}
     if bastion:
         res["bastion_logins"] = bastion.logins() - logins0
+    if r0 is not None and r1 is not None:
+        res["relay_cpu"] = r1 - r0
     return res
 
 
@@ -924,7 +931,7 @@ def run_repeat(a, n: int, tools: list[str], work: Path, results: list[dict], sav
     try:
         f = start_farm(work / f"farm-repeat-{n}", n)
     finally:
-        BenchSshd.subreaper, BenchSshd.cpu_cgroup = False, None
+        BenchSshd.cpu_cgroup = None
     relay = None
     nets = [x for x in a.repeat_nets.split(",") if x]
     fo_ns = [int(x) for x in a.first_output_n.split(",") if x]
@@ -1090,7 +1097,8 @@ def main(argv=None) -> int:
                     for tool, fan in vs:
                         tag = f"{n}-{scenario}-{tool}-{fan or 'def'}-{r}"
                         res = run_once(tool, fan, "true" if scenario == "latency" else scenario,
-                                       f, port, c, a.tpush, work, tag, a.timeout)
+                                       f, port, c, a.tpush, work, tag, a.timeout,
+                                       relay_pid=relay.pid if scenario == "latency" else None)
                         keep(res, n, scenario, r, stamp, results, save)
         finally:
             if relay is not None:

@@ -98,17 +98,30 @@ class Counts:
     deaf = False  # SIGUSR1: the server's bytes are dropped
 
 
+def _ready(readers, timeout=None):
+    """select() on `readers`, again when a signal cut it short."""
+    while True:
+        try:
+            return select.select(readers, [], [], timeout)[0]
+        except InterruptedError:
+            continue
+
+
+def _recv(sock):
+    """What the server sent; b"" once it closed or reset the connection."""
+    try:
+        return sock.recv(CHUNK)
+    except ConnectionResetError:
+        return b""
+
+
 def pump(sock, counts, die_after=None):
     """Copy stdin -> sock and sock -> stdout until the server closes; True if it stopped
     because die_after bytes were relayed."""
     stdin_open = True
     sock.setblocking(True)
     while True:
-        readers = [sock] + ([0] if stdin_open else [])
-        try:
-            ready, _, _ = select.select(readers, [], [])
-        except InterruptedError:
-            continue
+        ready = _ready([sock] + ([0] if stdin_open else []))
         if 0 in ready:
             data = os.read(0, CHUNK)
             if not data:
@@ -126,10 +139,7 @@ def pump(sock, counts, die_after=None):
                 if died:
                     return True
         if sock in ready:
-            try:
-                data = sock.recv(CHUNK)
-            except ConnectionResetError:
-                data = b""
+            data = _recv(sock)
             if not data:
                 return False
             if counts.deaf:
@@ -167,21 +177,14 @@ def pump_late(sock, counts, latency):
             counts.down += len(data)
         due = [q[0][0] for q in (up, down) if q]
         timeout = max(0.0, min(due) - now) if due else None
-        readers = ([sock] if server_open else []) + ([0] if stdin_open else [])
-        try:
-            ready, _, _ = select.select(readers, [], [], timeout)
-        except InterruptedError:
-            continue
+        ready = _ready(([sock] if server_open else []) + ([0] if stdin_open else []), timeout)
         if 0 in ready:
             data = os.read(0, CHUNK)
             if not data:
                 stdin_open = False
             up.append((time.monotonic() + latency, data or None))
         if sock in ready:
-            try:
-                data = sock.recv(CHUNK)
-            except ConnectionResetError:
-                data = b""
+            data = _recv(sock)
             if not data:
                 server_open = False
             else:
