@@ -9,7 +9,7 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void malformed(const TpuNodeRef& ref, const std::string& why) {
+[[noreturn]] void malformed_qr(const TpuNodeRef& ref, const std::string& why) {
   throw SetupError("malformed gcloud describe output for queued resource " + ref.text() + ": " +
                    why + " (run gcloud compute tpus queued-resources describe " + ref.name +
                    " --zone " + ref.zone + " --format=json to see it)");
@@ -42,25 +42,25 @@ void apply_parent(const std::string& parent, TpuNodeRef& ref) {
 
 QueuedResource parse_queued_resource(std::string_view text, const TpuNodeRef& requested) {
   json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) malformed(requested, "not valid JSON");
-  if (!j.is_object()) malformed(requested, "expected a JSON object");
+  if (j.is_discarded()) malformed_qr(requested, "not valid JSON");
+  if (!j.is_object()) malformed_qr(requested, "expected a JSON object");
 
   QueuedResource qr;
   qr.ref = requested;
   qr.state = string_at(j, {"state", "state"});
   qr.error_message = string_at(j, {"state", "failedData", "error", "message"});
-  if (qr.state.empty()) malformed(requested, "no \"state.state\"");
+  if (qr.state.empty()) malformed_qr(requested, "no \"state.state\"");
 
   auto tpu = j.find("tpu");
   if (tpu == j.end() || !tpu->is_object()) {
     if (qr.state != "ACTIVE") return qr;  // the state error says more than "no tpu"
-    malformed(requested, "no \"tpu\" (only TPU queued resources are supported)");
+    malformed_qr(requested, "no \"tpu\" (only TPU queued resources are supported)");
   }
   auto specs = tpu->find("nodeSpec");
-  if (specs == tpu->end() || !specs->is_array()) malformed(requested, "no \"tpu.nodeSpec\" list");
+  if (specs == tpu->end() || !specs->is_array()) malformed_qr(requested, "no \"tpu.nodeSpec\" list");
 
   for (const json& spec : *specs) {
-    if (!spec.is_object()) malformed(requested, "a nodeSpec is not an object");
+    if (!spec.is_object()) malformed_qr(requested, "a nodeSpec is not an object");
     TpuNodeRef base = requested;
     apply_parent(string_at(spec, {"parent"}), base);
     std::string node_id = string_at(spec, {"nodeId"});
@@ -73,7 +73,7 @@ QueuedResource parse_queued_resource(std::string_view text, const TpuNodeRef& re
     for (const char* key : {"multisliceParams", "multiNodeParams"}) {
       if (auto it = spec.find(key); it != spec.end() && it->is_object()) params = &*it;
     }
-    if (params == nullptr) malformed(requested, "a nodeSpec has neither nodeId nor multisliceParams");
+    if (params == nullptr) malformed_qr(requested, "a nodeSpec has neither nodeId nor multisliceParams");
     auto count_it = params->find("nodeCount");
     long long count = 0;
     if (count_it != params->end() && count_it->is_number_integer()) {
@@ -81,7 +81,7 @@ QueuedResource parse_queued_resource(std::string_view text, const TpuNodeRef& re
     } else if (count_it != params->end() && count_it->is_string()) {
       try { count = std::stoll(count_it->get<std::string>()); } catch (const std::exception&) {}
     }
-    if (count < 1 || count > 10000) malformed(requested, "multislice nodeCount is missing or invalid");
+    if (count < 1 || count > 10000) malformed_qr(requested, "multislice nodeCount is missing or invalid");
     std::string prefix = string_at(*params, {"nodeIdPrefix"});
     if (prefix.empty()) prefix = requested.name;
     for (long long i = 0; i < count; ++i) {
@@ -90,7 +90,7 @@ QueuedResource parse_queued_resource(std::string_view text, const TpuNodeRef& re
       qr.nodes.push_back(ref);
     }
   }
-  if (qr.nodes.empty() && qr.state == "ACTIVE") malformed(requested, "no TPU nodes in tpu.nodeSpec");
+  if (qr.nodes.empty() && qr.state == "ACTIVE") malformed_qr(requested, "no TPU nodes in tpu.nodeSpec");
   return qr;
 }
 

@@ -11,16 +11,12 @@ using namespace tpush::inventory;
 using tpush::SetupError;
 using tpush::test::error_of;
 using tpush::test::fixture;
+using tpush::test::test_node;
 using tpush::test::has;
 
-namespace {
-
-TpuNodeRef ref(const std::string& name) { return {"tpush-test", "us-central2-b", name}; }
-
-}  // namespace
 
 TEST_CASE("describe: a 4-worker TPU with external and internal addresses") {
-  TpuNode n = parse_tpu_node(fixture("describe", "v4-32"), ref("v4-32"));
+  TpuNode n = parse_tpu_node(fixture("describe", "v4-32"), test_node("v4-32"));
   CHECK(n.id == "6874917357421523817");
   CHECK(n.state == "READY");
   CHECK(n.health == "HEALTHY");
@@ -37,7 +33,7 @@ TEST_CASE("describe: a 4-worker TPU with external and internal addresses") {
 }
 
 TEST_CASE("describe: 64 workers, an integer id above 2^53 kept exactly") {
-  TpuNode n = parse_tpu_node(fixture("describe", "v4-512"), ref("v4-512"));
+  TpuNode n = parse_tpu_node(fixture("describe", "v4-512"), test_node("v4-512"));
   CHECK(n.workers.size() == 64);
   CHECK(n.id == "9007199254740993993");  // a double would give ...994048
   CHECK(n.workers[63].internal_ip == "10.130.0.65");
@@ -47,32 +43,32 @@ TEST_CASE("describe: ids as strings, integers, and integers too big for 64 bits"
   auto with_id = [](const std::string& id) {
     return R"({"id": )" + id + R"(, "state": "READY", "networkEndpoints": [{"ipAddress": "10.0.0.2"}]})";
   };
-  CHECK(parse_tpu_node(with_id("\"123\""), ref("x")).id == "123");
-  CHECK(parse_tpu_node(with_id("18446744073709551615"), ref("x")).id == "18446744073709551615");
-  CHECK(parse_tpu_node(with_id("123456789012345678901234"), ref("x")).id == "123456789012345678901234");
-  CHECK_THROWS_AS(parse_tpu_node(with_id("[1]"), ref("x")), SetupError);
+  CHECK(parse_tpu_node(with_id("\"123\""), test_node("x")).id == "123");
+  CHECK(parse_tpu_node(with_id("18446744073709551615"), test_node("x")).id == "18446744073709551615");
+  CHECK(parse_tpu_node(with_id("123456789012345678901234"), test_node("x")).id == "123456789012345678901234");
+  CHECK_THROWS_AS(parse_tpu_node(with_id("[1]"), test_node("x")), SetupError);
   // Found with the gcloud_json fuzz target (a hand-made input): a long run of blanks
   // around a too-big id overflowed std::regex's stack. The id is read by hand now.
   const std::string blanks(300'000, ' ');
   const std::string spaced = R"({"id")" + blanks + ": 123456789012345678901234" + blanks +
                              R"(, "state": "READY", "networkEndpoints": [{"ipAddress": "10.0.0.2"}]})";
-  CHECK(parse_tpu_node(spaced, ref("x")).id == "123456789012345678901234");
-  CHECK(parse_tpu_node(with_id("-123456789012345678901234"), ref("x")).id == "-123456789012345678901234");
+  CHECK(parse_tpu_node(spaced, test_node("x")).id == "123456789012345678901234");
+  CHECK(parse_tpu_node(with_id("-123456789012345678901234"), test_node("x")).id == "-123456789012345678901234");
   // The first "id" that is followed by a number counts, as the regex found it.
   const std::string nested = R"({"labels": {"id": "a"}, "id": 123456789012345678901234
 , "state": "READY", "networkEndpoints": [{"ipAddress": "10.0.0.2"}]})";
-  CHECK(parse_tpu_node(nested, ref("x")).id == "123456789012345678901234");
+  CHECK(parse_tpu_node(nested, test_node("x")).id == "123456789012345678901234");
 }
 
 TEST_CASE("describe: internal-only TPU has no external address") {
-  TpuNode n = parse_tpu_node(fixture("describe", "internal-only"), ref("internal-only"));
+  TpuNode n = parse_tpu_node(fixture("describe", "internal-only"), test_node("internal-only"));
   REQUIRE(n.workers.size() == 2);
   CHECK(n.workers[1].external_ip.empty());
   CHECK(n.workers[1].internal_ip == "10.130.0.3");
 }
 
 TEST_CASE("describe: multi-NIC endpoints are interleaved, worker w is entry w*k") {
-  TpuNode n = parse_tpu_node(fixture("describe", "v6e-multinic"), ref("v6e-multinic"));
+  TpuNode n = parse_tpu_node(fixture("describe", "v6e-multinic"), test_node("v6e-multinic"));
   CHECK(n.nics == 2);
   REQUIRE(n.workers.size() == 4);
   for (int w = 0; w < 4; ++w) {
@@ -82,13 +78,13 @@ TEST_CASE("describe: multi-NIC endpoints are interleaved, worker w is entry w*k"
   // An endpoint count that does not divide by the NIC count is malformed.
   std::string bad = R"({"id": "1", "state": "READY", "networkConfigs": [{}, {}],
     "networkEndpoints": [{"ipAddress": "10.0.0.2"}, {"ipAddress": "10.1.0.2"}, {"ipAddress": "10.0.0.3"}]})";
-  CHECK_THROWS_AS(parse_tpu_node(bad, ref("x")), SetupError);
+  CHECK_THROWS_AS(parse_tpu_node(bad, test_node("x")), SetupError);
 }
 
 TEST_CASE("describe: transitional states warn and proceed") {
   for (const char* s : {"creating", "starting", "repairing", "restarting", "reimaging"}) {
     CAPTURE(s);
-    TpuNode n = parse_tpu_node(fixture("describe", s), ref(s));
+    TpuNode n = parse_tpu_node(fixture("describe", s), test_node(s));
     std::vector<std::string> warnings;
     check_tpu_node(n, warnings);
     REQUIRE(warnings.size() == 1);
@@ -106,7 +102,7 @@ TEST_CASE("describe: unusable states fail with the state and what to do") {
                         Case{"preempted", "PREEMPTED", "delete it"},
                         Case{"terminated", "TERMINATED", "create it again"}}) {
     CAPTURE(c.name);
-    TpuNode n = parse_tpu_node(fixture("describe", c.name), ref(c.name));
+    TpuNode n = parse_tpu_node(fixture("describe", c.name), test_node(c.name));
     std::vector<std::string> warnings;
     std::string msg = error_of([&] { check_tpu_node(n, warnings); });
     CHECK(has(msg, std::string("TPU ") + c.name + " "));
@@ -116,7 +112,7 @@ TEST_CASE("describe: unusable states fail with the state and what to do") {
 }
 
 TEST_CASE("describe: UNHEALTHY_MAINTENANCE warns") {
-  TpuNode n = parse_tpu_node(fixture("describe", "maintenance"), ref("maintenance"));
+  TpuNode n = parse_tpu_node(fixture("describe", "maintenance"), test_node("maintenance"));
   std::vector<std::string> warnings;
   check_tpu_node(n, warnings);
   REQUIRE(warnings.size() == 1);
@@ -124,12 +120,12 @@ TEST_CASE("describe: UNHEALTHY_MAINTENANCE warns") {
 }
 
 TEST_CASE("describe: zero endpoints and malformed JSON are errors") {
-  TpuNode n = parse_tpu_node(fixture("describe", "no-endpoints"), ref("no-endpoints"));
+  TpuNode n = parse_tpu_node(fixture("describe", "no-endpoints"), test_node("no-endpoints"));
   std::vector<std::string> warnings;
   CHECK(has(error_of([&] { check_tpu_node(n, warnings); }), "no network endpoints"));
-  std::string msg = error_of([] { parse_tpu_node(fixture("describe", "malformed"), ref("malformed")); });
+  std::string msg = error_of([] { parse_tpu_node(fixture("describe", "malformed"), test_node("malformed")); });
   CHECK(has(msg, "malformed gcloud describe output for TPU malformed"));
-  CHECK(has(error_of([] { parse_tpu_node("[]", ref("x")); }), "expected a JSON object"));
-  CHECK(has(error_of([] { parse_tpu_node(R"({"state": "READY", "networkEndpoints": [{"ipAddress": "a;b"}]})", ref("x")); }),
+  CHECK(has(error_of([] { parse_tpu_node("[]", test_node("x")); }), "expected a JSON object"));
+  CHECK(has(error_of([] { parse_tpu_node(R"({"state": "READY", "networkEndpoints": [{"ipAddress": "a;b"}]})", test_node("x")); }),
             "no valid ipAddress"));
 }

@@ -33,10 +33,13 @@
 #include "test_tpu_support.h"
 #include "tpush/ssh/ssh_config.h"
 #include "tpush/util/shell_quote.h"
+#include "tpush/util/string.h"
 
 namespace fs = std::filesystem;
 using namespace tpush::ssh;
+using tpush::util::join;
 using tpush::util::shell_quote;
+using tpush::util::trimmed;
 
 namespace {
 
@@ -96,12 +99,6 @@ Query parse_query(const std::string& line) {
   return q;
 }
 
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t"));
-  s.erase(s.find_last_not_of(" \t\r") + 1);
-  return s;
-}
-
 // Copies tests/ssh_config to `dir` with @DIR@ replaced; returns the .conf files.
 std::vector<CorpusFile> materialize(const fs::path& dir) {
   const fs::path source = tpush::test::source_root() / "tests" / "ssh_config";
@@ -122,12 +119,12 @@ std::vector<CorpusFile> materialize(const fs::path& dir) {
     CorpusFile file{entry.path().filename().string(), target, {}, {}, {}};
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
-      if (line.starts_with("# query:")) file.queries.push_back(parse_query(trim(line.substr(8))));
-      if (line.starts_with("# expect-warning:")) file.expect_warnings.push_back(trim(line.substr(17)));
+      if (line.starts_with("# query:")) file.queries.push_back(parse_query(trimmed(line.substr(8))));
+      if (line.starts_with("# expect-warning:")) file.expect_warnings.push_back(trimmed(line.substr(17)));
       if (line.starts_with("# differs:")) {
-        const std::string rest = trim(line.substr(10));
+        const std::string rest = trimmed(line.substr(10));
         const std::size_t colon = rest.find(':');
-        file.differs[trim(rest.substr(0, colon))] = colon == std::string::npos ? "" : trim(rest.substr(colon + 1));
+        file.differs[trimmed(rest.substr(0, colon))] = colon == std::string::npos ? "" : trimmed(rest.substr(colon + 1));
       }
     }
     files.push_back(std::move(file));
@@ -158,12 +155,6 @@ std::multimap<std::string, std::string> parse_dump(const std::string& out) {
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep = " ") {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
 // tpush's resolution in ssh -G's words.
 std::multimap<std::string, std::string> as_dump(const HostConfig& c) {
   std::multimap<std::string, std::string> f;
@@ -182,7 +173,7 @@ std::multimap<std::string, std::string> as_dump(const HostConfig& c) {
   f.emplace("serveralivecountmax", std::to_string(*c.server_alive_count_max.value));
   static const char* const kStrict[] = {"false", "accept-new", "true", "ask"};
   f.emplace("stricthostkeychecking", kStrict[static_cast<int>(*c.strict_host_key_checking.value)]);
-  const auto files = [](const std::vector<std::string>& v) { return v.empty() ? std::string("none") : join(v); };
+  const auto files = [](const std::vector<std::string>& v) { return v.empty() ? std::string("none") : join(v, " "); };
   f.emplace("userknownhostsfile", files(*c.user_known_hosts_files.value));
   f.emplace("globalknownhostsfile", files(*c.global_known_hosts_files.value));
   if (c.host_key_alias.value) f.emplace("hostkeyalias", *c.host_key_alias.value);

@@ -16,7 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "tpush/inventory/tpu_describe.h"
+
 namespace tpush::test {
+
+// A TPU node of the stand-in gcloud's project and zone.
+inline inventory::TpuNodeRef test_node(const std::string& name) {
+  return {"tpush-test", "us-central2-b", name};
+}
 
 inline std::filesystem::path source_root() {
   // tests/unit/test_tpu_support.h -> repository root
