@@ -58,6 +58,7 @@ def test_blackholed_addresses_are_reported_within_their_own_deadline(farm, tpush
     for h in bad_hosts:
         assert results[h]["outcome"] == "timed_out", results[h]
         assert results[h]["reason"] == "connect timed out after 4s (waiting for TCP connect)", results[h]
-        # Its own deadline, counted from its own attempt (a tick of 0.1 s late at most, and
-        # this machine's load): not a wait for a place among the handshakes.
-        assert 4.0 <= results[h]["seconds"] < 5.0, results[h]
+        # Its own deadline, counted from its own attempt: the tick that sees it comes within
+        # 0.1 s, and a stall of tpush's own (a second or more without a tick, as under a
+        # sanitizer on a loaded machine) is not counted against the worker.
+        assert 4.0 <= results[h]["seconds"] < 6.0, results[h]
