@@ -1,0 +1,240 @@
+#include "tpush/relay/relay_script.h"
+
+#include <charconv>
+
+#include "tpush/util/shell_quote.h"
+
+namespace tpush::relay {
+namespace {
+
+// The control script (relay_script.h). Arguments: ID, 1 to keep mtimes, the
+// authorized_keys file. Reports go to stdout; nothing else is printed there.
+constexpr std::string_view kControlScript = R"sh(set -u
+shopt -s lastpipe
+export LC_ALL=C
+id=$1 keep=$2 ak_arg=${3-}
+set -- $SSH_CONNECTION
+d=/tmp/tpush-relay-$id/$3
+ak=${ak_arg:-$HOME/.ssh/authorized_keys}
+akdir=${ak%/*}
+tag=tpush-relay-$id
+hop= tmp= added= made_ak= made_dir= nl_added=
+say() { printf '%s\n' "$*"; }
+locked() {
+  local status=0
+  exec 9<"$akdir" && flock 9
+  "$@" || status=$?
+  exec 9<&-
+  return $status
+}
+unauthorize() {
+  if [ -n "$made_ak" ]; then
+    grep -qvF " $tag" "$ak" 2>/dev/null || rm -f "$ak"
+  fi
+  if [ -f "$ak" ]; then
+    sed -i --follow-symlinks "/ $tag\$/d" "$ak"
+    [ -n "$nl_added" ] && [ -s "$ak" ] && truncate -s -1 "$ak"
+  fi
+  [ -n "$made_dir" ] && rmdir "$akdir" 2>/dev/null
+  :
+}
+cleanup() {
+  trap '' HUP INT TERM PIPE
+  [ -n "$hop" ] && kill "$hop" 2>/dev/null
+  [ -n "$tmp" ] && rm -f -- "$tmp"
+  [ -n "$added" ] && locked unauthorize
+  rm -rf "$d"
+  rmdir "/tmp/tpush-relay-$id" 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 141' PIPE
+fail() { say "failed - $*"; exit 1; }
+
+authorize() {
+  if [ ! -e "$ak" ]; then
+    made_ak=1
+    : > "$ak" && chmod 600 "$ak" || return 1
+  elif [ -s "$ak" ] && [ -n "$(tail -c 1 "$ak")" ]; then
+    nl_added=1
+    printf '\n' >> "$ak" || return 1
+  fi
+  grep -qF " $tag" "$ak" || printf '%s\n' "$1" >> "$ak"
+}
+
+# Setup: LENGTH, newline, then LENGTH bytes: the key, the known host keys, the
+# authorized_keys line and the manifest, each field ended by a NUL.
+IFS= read -r len || fail "no setup"
+mkdir -p -m 700 "/tmp/tpush-relay-$id" && mkdir -m 700 "$d" || fail "cannot create $d"
+umask 077
+head -c "$len" > "$d/setup"
+[ "$(stat -c %s "$d/setup")" = "$len" ] || fail "setup cut short"
+n=0
+read_setup() {
+  local count
+  IFS= read -r -d '' key && IFS= read -r -d '' known && IFS= read -r -d '' line && IFS= read -r -d '' count || return 1
+  while [ "$n" -lt "$count" ]; do
+    IFS= read -r -d '' kind[n] && IFS= read -r -d '' mode[n] && IFS= read -r -d '' mtime[n] &&
+      IFS= read -r -d '' size[n] && IFS= read -r -d '' sum[n] && IFS= read -r -d '' path[n] || return 1
+    n=$((n + 1))
+  done
+}
+read_setup < "$d/setup" || fail "setup unreadable"
+line=${line//@EXPIRY@/$(date -d '+1 hour' +%Y%m%d%H%M)}
+printf '%s' "$key" > "$d/key" && printf '%s' "$known" > "$d/known" && mkfifo "$d/in" "$d/fwd" || fail "cannot write $d"
+if [ ! -d "$akdir" ]; then
+  mkdir -m 700 "$akdir" && made_dir=1 || fail "cannot create $akdir"
+fi
+added=1
+locked authorize "$line" || fail "cannot add the relay key to $ak"
+umask 022
+say ready
+
+# Stores the stream on stdin: the manifest's files, in order.
+store() {
+  local i=0 p dir got
+  while [ "$i" -lt "$n" ]; do
+    p=${path[i]}
+    if [ "${kind[i]}" = d ]; then
+      if [ ! -d "$p" ]; then
+        mkdir -p -- "$p" 2>"$d/err" && chmod "${mode[i]}" -- "$p" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      fi
+    else
+      dir=${p%/*}
+      [ "$dir" = "$p" ] && dir=.
+      [ -z "$dir" ] && dir=/
+      mkdir -p -- "$dir" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      tmp=$dir/.${p##*/}.tpush-tmp-$id-$$
+      head -c "${size[i]}" > "$tmp" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      got=$(stat -c %s -- "$tmp")
+      [ "$got" = "${size[i]}" ] || { say "short $i $got"; return 2; }
+      got=$(sha256sum < "$tmp")
+      [ "${got%% *}" = "${sum[i]}" ] || { say "mismatch $i"; return 2; }
+      chmod "${mode[i]}" -- "$tmp" 2>"$d/err" &&
+        { [ "$keep" = 0 ] || touch -m -d "@${mtime[i]}" -- "$tmp" 2>"$d/err"; } &&
+        mv -f -T -- "$tmp" "$p" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      tmp=
+    fi
+    i=$((i + 1))
+  done
+  say stored
+}
+
+# go - | go ADDRESS PORT USER ALIAS: receive once, passing the bytes on to the
+# worker named (if any) as they arrive.
+receive() {
+  if [ "$1" = - ]; then
+    store < "$d/in"
+  else
+    ssh -F /dev/null -p "$2" -l "$3" -i "$d/key" -o IdentitiesOnly=yes -o IdentityAgent=none \
+      -o BatchMode=yes -o UserKnownHostsFile="$d/known" -o GlobalKnownHostsFile=/dev/null \
+      -o StrictHostKeyChecking=yes -o HostKeyAlias="$4" -o ConnectTimeout=10 \
+      -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR -- "$1" tpush-relay \
+      < "$d/fwd" > /dev/null 2> "$d/hop" &
+    hop=$!
+    tee -p "$d/fwd" < "$d/in" | store
+    local status=0
+    wait "$hop" || status=$?
+    hop=
+    [ "$status" = 0 ] || say "hop $status $(tail -n 1 "$d/hop")"
+  fi
+  say end
+}
+
+while IFS= read -r cmd; do
+  set -- $cmd
+  case ${1-} in
+    go) shift; receive "$@" ;;
+    quit) exit 0 ;;
+  esac
+done
+)sh";
+
+std::string directory_of(const std::string& id) { return "/tmp/tpush-relay-" + id; }
+
+void field(std::string& out, std::string_view value) {
+  out.append(value);
+  out.push_back('\0');
+}
+
+std::string octal(unsigned mode) {
+  char buf[16];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, mode & 07777, 8);
+  return std::string(buf, end);
+}
+
+}  // namespace
+
+std::string relay_control_command(const std::string& id, bool preserve, const std::string& authorized_keys) {
+  return "exec bash -c " + util::shell_quote(kControlScript) + " tpush-relay " + id + (preserve ? " 1 " : " 0 ") +
+         util::shell_quote(authorized_keys);
+}
+
+std::string relay_feed_command(const std::string& id) {
+  // The login shell may be any shell: /bin/sh finds the worker's directory.
+  return "exec /bin/sh -c 'set -- $SSH_CONNECTION; exec cat > " + directory_of(id) + "/$3/in'";
+}
+
+std::string relay_authorized_line(const std::string& id, const std::string& public_line) {
+  return "restrict,command=\"" + relay_feed_command(id) + "\",expiry-time=\"@EXPIRY@\" " + public_line;
+}
+
+std::string relay_host_alias(const std::string& id, std::size_t worker) {
+  return "tpush-relay-" + id + "-" + std::to_string(worker);
+}
+
+std::string relay_setup(const std::string& private_key, const std::string& known_hosts,
+                        const std::string& authorized_line, const std::vector<ManifestEntry>& manifest) {
+  std::string body;
+  field(body, private_key);
+  field(body, known_hosts);
+  field(body, authorized_line);
+  field(body, std::to_string(manifest.size()));
+  for (const ManifestEntry& e : manifest) {
+    field(body, e.directory ? "d" : "f");
+    field(body, octal(e.mode));
+    field(body, std::to_string(static_cast<long long>(e.mtime)));
+    field(body, std::to_string(e.size));
+    field(body, e.sha256);
+    field(body, e.path);
+  }
+  return std::to_string(body.size()) + "\n" + body;
+}
+
+std::string relay_go(const std::optional<HopTarget>& next) {
+  if (!next) return "go -\n";
+  return "go " + next->address + " " + std::to_string(next->port) + " " + next->user + " " + next->alias + "\n";
+}
+
+RelayReport parse_relay_report(std::string_view line) {
+  RelayReport r;
+  const auto word_end = line.find(' ');
+  const std::string_view word = line.substr(0, word_end);
+  std::string_view rest = word_end == std::string_view::npos ? std::string_view() : line.substr(word_end + 1);
+  using K = RelayReport::Kind;
+  if (word == "ready") r.kind = K::ready;
+  else if (word == "stored") r.kind = K::stored;
+  else if (word == "end") r.kind = K::end;
+  else if (word == "hop") r.kind = K::hop;
+  else if (word == "failed") r.kind = K::failed;
+  else if (word == "short") r.kind = K::short_of;
+  else if (word == "mismatch") r.kind = K::mismatch;
+  else return r;
+  if (r.kind == K::failed || r.kind == K::short_of || r.kind == K::mismatch) {
+    const auto index_end = rest.find(' ');
+    const std::string_view index = rest.substr(0, index_end);
+    long value = -1;
+    if (index != "-") {
+      auto [p, ec] = std::from_chars(index.data(), index.data() + index.size(), value);
+      if (ec != std::errc() || p != index.data() + index.size() || value < 0) return RelayReport{};
+    }
+    r.index = value;
+    rest = index_end == std::string_view::npos ? std::string_view() : rest.substr(index_end + 1);
+  }
+  r.text = std::string(rest);
+  return r;
+}
+
+}  // namespace tpush::relay

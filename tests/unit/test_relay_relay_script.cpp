@@ -1,0 +1,151 @@
+// The relay's control script, run by bash as a worker runs it, with the test
+// in tpush's place: it sends the setup and the orders, and feeds the FIFO
+// with the feed command a hop key's forced command would run. (Passing the
+// bytes on between workers over ssh is tested against sshd in test_relay.py.)
+#include <doctest/doctest.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "test_support.h"
+#include "tpush/relay/relay_script.h"
+
+namespace fs = std::filesystem;
+using namespace tpush::relay;
+using tpush::test::has;
+using tpush::test::read_file;
+using tpush::test::run_shell;
+
+namespace {
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char md[32];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) out += {hex[md[i] >> 4], hex[md[i] & 15]};
+  return out;
+}
+
+// A worker played locally: a home with an authorized_keys file, the files of
+// a transfer, and a driver script that speaks to the control script.
+struct Worker : tpush::test::TempDir {
+  std::string id = [] {
+    std::random_device rd;
+    return std::to_string(rd()) + std::to_string(rd());
+  }();
+  fs::path keys = *this / "ssh/authorized_keys";
+  std::vector<ManifestEntry> manifest;
+  std::string stream;  // what tpush sends: the files' bytes in manifest order
+
+  Worker() { fs::create_directories(*this / "ssh"); }
+
+  void add_dir(const std::string& path) { manifest.push_back({true, 0750, 0, 0, "", (*this / path).string()}); }
+  void add_file(const std::string& path, const std::string& bytes, unsigned mode = 0644) {
+    manifest.push_back({false, mode, 1700000000, bytes.size(), sha256_hex(bytes), (*this / path).string()});
+    stream += bytes;
+  }
+
+  // Runs the control script to the end of one attempt fed with `feed`, then
+  // `after` (shell code, run before "quit"); returns the driver's output: the
+  // script's reports, then what `after` printed.
+  tpush::test::ShellRun run(const std::string& feed, const std::string& after = ":") {
+    write("command", relay_control_command(id, false, keys.string()));
+    write("feed", relay_feed_command(id));
+    write("setup", relay_setup("KEY\n", "ALIAS ssh-ed25519 AAAA\n",
+                               relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id), manifest));
+    write("stream", feed);
+    const std::string d = path().string();
+    return run_shell("cd '" + d + "' && SSH_CONNECTION='127.0.0.1 50000 127.0.0.77 22' bash -c '"
+                     "coproc CTL { bash command 2>err; }; cat setup >&${CTL[1]}; "
+                     "read -r line <&${CTL[0]}; echo \"$line\"; "
+                     "echo \"go -\" >&${CTL[1]}; bash feed < stream; "
+                     "while read -r line <&${CTL[0]}; do echo \"$line\"; [ \"$line\" = end ] && break; done; " +
+                     after + "; echo quit >&${CTL[1]}; wait $CTL_PID; echo exit $?'");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("relay script: every file checked and renamed into place, nothing left behind") {
+  Worker w;
+  w.add_dir("out");
+  w.add_file("out/a", std::string(300000, 'a'));
+  w.add_file("out/sub/b c", "bee\n", 0755);
+  w.add_file("out/empty", "");
+  w.write("ssh/authorized_keys", "ssh-ed25519 AAAAmine me@laptop");  // no newline at the end
+  const auto r = w.run(w.stream,
+                       "grep -c \"tpush-relay-" + w.id + "\\$\" ssh/authorized_keys; ls -A /tmp/tpush-relay-" + w.id +
+                           "/127.0.0.77");
+  CHECK(r.out == "ready\nstored\nend\n1\nerr\nfwd\nin\nkey\nknown\nsetup\nexit 0\n");
+  CHECK(read_file(w / "out/a") == std::string(300000, 'a'));
+  CHECK(read_file(w / "out/sub/b c") == "bee\n");
+  CHECK(fs::exists(w / "out/empty"));
+  CHECK((fs::status(w / "out/sub/b c").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  CHECK((fs::status(w / "out").permissions() & fs::perms::group_write) == fs::perms::none);
+  CHECK(read_file(w.keys) == "ssh-ed25519 AAAAmine me@laptop");  // byte for byte as it was
+  CHECK_FALSE(fs::exists("/tmp/tpush-relay-" + w.id));
+  CHECK(run_shell("find '" + w.path().string() + "/out' -name '.*tpush-tmp*'").out.empty());
+}
+
+TEST_CASE("relay script: the authorized_keys line is forced, restricted and expires") {
+  Worker w;
+  w.add_file("x", "x");
+  const auto r = w.run(w.stream, "cat ssh/authorized_keys");
+  const std::string line = tpush::test::lines_of(r.out).at(3);
+  CHECK(line.rfind("restrict,command=\"exec /bin/sh -c 'set -- $SSH_CONNECTION; exec cat > /tmp/tpush-relay-" + w.id +
+                       "/$3/in'\",expiry-time=\"2",
+                   0) == 0);
+  CHECK(has(line, "\" ssh-ed25519 AAAAtest tpush-relay-" + w.id));
+  CHECK_FALSE(fs::exists(w.keys));  // it made the file, and removed it
+}
+
+TEST_CASE("relay script: bytes that are not tpush's, or too few, are not renamed into place") {
+  SUBCASE("other bytes") {
+    Worker w;
+    w.add_file("a", "right");
+    const auto r = w.run("wrong");
+    CHECK(r.out == "ready\nmismatch 0\nend\nexit 0\n");
+    CHECK_FALSE(fs::exists(w / "a"));
+  }
+  SUBCASE("the sender went away") {
+    Worker w;
+    w.add_file("a", "whole");
+    w.add_file("b", "never");
+    const auto r = w.run("whole" "nev");
+    CHECK(r.out == "ready\nshort 1 3\nend\nexit 0\n");
+    CHECK(read_file(w / "a") == "whole");  // a file complete and checked stays
+    CHECK_FALSE(fs::exists(w / "b"));
+    CHECK(run_shell("ls -A '" + w.path().string() + "'").out == "a\ncommand\nerr\nfeed\nsetup\nssh\nstream\n");
+  }
+  SUBCASE("a file that cannot be written") {
+    Worker w;
+    w.write("blocker", "a file where a directory should be");
+    w.add_file("blocker/a", "a");
+    const auto r = w.run("a");
+    CHECK(has(r.out, "ready\nfailed 0 mkdir: cannot create directory"));
+    CHECK(has(r.out, "end\nexit 0\n"));
+  }
+}
+
+TEST_CASE("relay script: reports") {
+  using K = RelayReport::Kind;
+  CHECK(parse_relay_report("ready").kind == K::ready);
+  const auto f = parse_relay_report("failed 3 mv: cannot move");
+  CHECK(f.kind == K::failed);
+  CHECK(f.index == 3);
+  CHECK(f.text == "mv: cannot move");
+  const auto setup = parse_relay_report("failed - cannot create /tmp/x");
+  CHECK(setup.index == -1);
+  CHECK(setup.text == "cannot create /tmp/x");
+  CHECK(parse_relay_report("short 2 10").index == 2);
+  CHECK(parse_relay_report("hop 255 Permission denied (publickey).").text == "255 Permission denied (publickey).");
+  CHECK(parse_relay_report("mismatch x").kind == K::unknown);
+  CHECK(parse_relay_report("Welcome to Ubuntu").kind == K::unknown);
+  CHECK(relay_go(std::nullopt) == "go -\n");
+  CHECK(relay_go(HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2"}) == "go 10.0.0.2 22 me tpush-relay-1-2\n");
+}
