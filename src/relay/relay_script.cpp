@@ -43,6 +43,7 @@ cleanup() {
   [ -n "$hop" ] && kill "$hop" 2>/dev/null
   [ -n "$tmp" ] && rm -f -- "$tmp"
   [ -n "$added" ] && locked unauthorize
+  for f in "$d"/in.*; do release "$f"; done
   rm -rf "$d"
   rmdir "/tmp/tpush-relay-$id" 2>/dev/null
 }
@@ -83,7 +84,7 @@ read_setup() {
 }
 read_setup < "$d/setup" || fail "setup unreadable"
 line=${line//@EXPIRY@/$(date -d '+1 hour' +%Y%m%d%H%M)}
-printf '%s' "$key" > "$d/key" && printf '%s' "$known" > "$d/known" && mkfifo "$d/in" "$d/fwd" || fail "cannot write $d"
+printf '%s' "$key" > "$d/key" && printf '%s' "$known" > "$d/known" && mkfifo "$d/in.1" "$d/in.2" "$d/in.3" "$d/fwd" || fail "cannot write $d"
 if [ ! -d "$akdir" ]; then
   mkdir -m 700 "$akdir" && made_dir=1 || fail "cannot create $akdir"
 fi
@@ -122,24 +123,38 @@ store() {
   say stored
 }
 
-# go - | go ADDRESS PORT USER ALIAS: receive once, passing the bytes on to the
-# worker named (if any) as they arrive.
+# Lets go of any writer still opening or holding FIFO $1 (a sender of an
+# attempt that ended), and removes it.
+release() {
+  [ -p "$1" ] || return 0
+  : <> "$1"
+  rm -f "$1"
+}
+
+# go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS: receive once from the
+# attempt's own FIFO, passing the bytes on to the worker named (if any) as
+# they arrive.
 receive() {
-  if [ "$1" = - ]; then
-    store < "$d/in"
+  local in=$d/in.$1
+  [ -p "$in" ] || { say "failed - no attempt $1"; return; }
+  if [ "$2" = - ]; then
+    store < "$in"
   else
-    ssh -F /dev/null -p "$2" -l "$3" -i "$d/key" -o IdentitiesOnly=yes -o IdentityAgent=none \
-      -o BatchMode=yes -o UserKnownHostsFile="$d/known" -o GlobalKnownHostsFile=/dev/null \
-      -o StrictHostKeyChecking=yes -o HostKeyAlias="$4" -o ConnectTimeout=10 \
-      -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR -- "$1" tpush-relay \
-      < "$d/fwd" > /dev/null 2> "$d/hop" &
+    (
+      ssh -F /dev/null -p "$3" -l "$4" -i "$d/key" -o IdentitiesOnly=yes -o IdentityAgent=none \
+        -o BatchMode=yes -o UserKnownHostsFile="$d/known" -o GlobalKnownHostsFile=/dev/null \
+        -o StrictHostKeyChecking=yes -o HostKeyAlias="$5" -o ConnectTimeout=10 \
+        -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR -- "$2" "tpush-relay $1" \
+        < "$d/fwd" > /dev/null 2> "$d/hop"
+      status=$?
+      [ "$status" = 0 ] || say "hop $status $(tail -n 1 "$d/hop")"
+    ) &
     hop=$!
-    tee -p "$d/fwd" < "$d/in" | store
-    local status=0
-    wait "$hop" || status=$?
+    tee -p "$d/fwd" < "$in" | store
+    wait "$hop"
     hop=
-    [ "$status" = 0 ] || say "hop $status $(tail -n 1 "$d/hop")"
   fi
+  release "$in"
   say end
 }
 
@@ -172,13 +187,17 @@ std::string relay_control_command(const std::string& id, bool preserve, const st
          util::shell_quote(authorized_keys);
 }
 
-std::string relay_feed_command(const std::string& id) {
+std::string relay_feed_command(const std::string& id, int attempt) {
   // The login shell may be any shell: /bin/sh finds the worker's directory.
-  return "exec /bin/sh -c 'set -- $SSH_CONNECTION; exec cat > " + directory_of(id) + "/$3/in'";
+  return "exec /bin/sh -c 'set -- $SSH_CONNECTION; f=" + directory_of(id) + "/$3/in." + std::to_string(attempt) +
+         "; [ -p \"$f\" ] && exec cat > \"$f\"'";
 }
 
 std::string relay_authorized_line(const std::string& id, const std::string& public_line) {
-  return "restrict,command=\"" + relay_feed_command(id) + "\",expiry-time=\"@EXPIRY@\" " + public_line;
+  // The sending worker asks for "tpush-relay ATTEMPT": its FIFO is in.ATTEMPT.
+  const std::string forced = "exec /bin/sh -c 'set -- $SSH_CONNECTION $SSH_ORIGINAL_COMMAND; case $6 in [1-9]) ;; *) exit 2;; esac; f=" +
+                             directory_of(id) + "/$3/in.$6; [ -p $f ] && exec cat > $f'";
+  return "restrict,command=\"" + forced + "\",expiry-time=\"@EXPIRY@\" " + public_line;
 }
 
 std::string relay_host_alias(const std::string& id, std::size_t worker) {
@@ -203,9 +222,10 @@ std::string relay_setup(const std::string& private_key, const std::string& known
   return std::to_string(body.size()) + "\n" + body;
 }
 
-std::string relay_go(const std::optional<HopTarget>& next) {
-  if (!next) return "go -\n";
-  return "go " + next->address + " " + std::to_string(next->port) + " " + next->user + " " + next->alias + "\n";
+std::string relay_go(int attempt, const std::optional<HopTarget>& next) {
+  const std::string head = "go " + std::to_string(attempt) + " ";
+  if (!next) return head + "-\n";
+  return head + next->address + " " + std::to_string(next->port) + " " + next->user + " " + next->alias + "\n";
 }
 
 RelayReport parse_relay_report(std::string_view line) {

@@ -55,7 +55,7 @@ struct Worker : tpush::test::TempDir {
   // script's reports, then what `after` printed.
   tpush::test::ShellRun run(const std::string& feed, const std::string& after = ":") {
     write("command", relay_control_command(id, false, keys.string()));
-    write("feed", relay_feed_command(id));
+    write("feed", relay_feed_command(id, 1));
     write("setup", relay_setup("KEY\n", "ALIAS ssh-ed25519 AAAA\n",
                                relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id), manifest));
     write("stream", feed);
@@ -63,7 +63,7 @@ struct Worker : tpush::test::TempDir {
     return run_shell("cd '" + d + "' && SSH_CONNECTION='127.0.0.1 50000 127.0.0.77 22' bash -c '"
                      "coproc CTL { bash command 2>err; }; cat setup >&${CTL[1]}; "
                      "read -r line <&${CTL[0]}; echo \"$line\"; "
-                     "echo \"go -\" >&${CTL[1]}; bash feed < stream; "
+                     "echo \"go 1 -\" >&${CTL[1]}; bash feed < stream; "
                      "while read -r line <&${CTL[0]}; do echo \"$line\"; [ \"$line\" = end ] && break; done; " +
                      after + "; echo quit >&${CTL[1]}; wait $CTL_PID; echo exit $?'");
   }
@@ -81,7 +81,7 @@ TEST_CASE("relay script: every file checked and renamed into place, nothing left
   const auto r = w.run(w.stream,
                        "grep -c \"tpush-relay-" + w.id + "\\$\" ssh/authorized_keys; ls -A /tmp/tpush-relay-" + w.id +
                            "/127.0.0.77");
-  CHECK(r.out == "ready\nstored\nend\n1\nerr\nfwd\nin\nkey\nknown\nsetup\nexit 0\n");
+  CHECK(r.out == "ready\nstored\nend\n1\nerr\nfwd\nin.2\nin.3\nkey\nknown\nsetup\nexit 0\n");
   CHECK(read_file(w / "out/a") == std::string(300000, 'a'));
   CHECK(read_file(w / "out/sub/b c") == "bee\n");
   CHECK(fs::exists(w / "out/empty"));
@@ -97,8 +97,9 @@ TEST_CASE("relay script: the authorized_keys line is forced, restricted and expi
   w.add_file("x", "x");
   const auto r = w.run(w.stream, "cat ssh/authorized_keys");
   const std::string line = tpush::test::lines_of(r.out).at(3);
-  CHECK(line.rfind("restrict,command=\"exec /bin/sh -c 'set -- $SSH_CONNECTION; exec cat > /tmp/tpush-relay-" + w.id +
-                       "/$3/in'\",expiry-time=\"2",
+  CHECK(line.rfind("restrict,command=\"exec /bin/sh -c 'set -- $SSH_CONNECTION $SSH_ORIGINAL_COMMAND; "
+                   "case $6 in [1-9]) ;; *) exit 2;; esac; f=/tmp/tpush-relay-" + w.id +
+                       "/$3/in.$6; [ -p $f ] && exec cat > $f'\",expiry-time=\"2",
                    0) == 0);
   CHECK(has(line, "\" ssh-ed25519 AAAAtest tpush-relay-" + w.id));
   CHECK_FALSE(fs::exists(w.keys));  // it made the file, and removed it
@@ -146,6 +147,6 @@ TEST_CASE("relay script: reports") {
   CHECK(parse_relay_report("hop 255 Permission denied (publickey).").text == "255 Permission denied (publickey).");
   CHECK(parse_relay_report("mismatch x").kind == K::unknown);
   CHECK(parse_relay_report("Welcome to Ubuntu").kind == K::unknown);
-  CHECK(relay_go(std::nullopt) == "go -\n");
-  CHECK(relay_go(HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2"}) == "go 10.0.0.2 22 me tpush-relay-1-2\n");
+  CHECK(relay_go(1, std::nullopt) == "go 1 -\n");
+  CHECK(relay_go(2, HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2"}) == "go 2 10.0.0.2 22 me tpush-relay-1-2\n");
 }

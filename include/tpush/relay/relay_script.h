@@ -6,15 +6,21 @@
 // authorized_keys line, the manifest), then:
 //   - makes /tmp/tpush-relay-ID/ADDR/ (0700; ADDR is the address the worker
 //     was reached at, from $SSH_CONNECTION) with the key, the known hosts and
-//     a FIFO `in`;
+//     a FIFO per attempt, `in.1` to `in.3`;
 //   - adds the hop key to authorized_keys with restrict, expiry-time (an hour)
-//     and a forced command that only writes into `in` (the feed command below);
+//     and a forced command that only writes into the FIFO of the attempt the
+//     sender names ("tpush-relay N");
 //   - says "ready", and waits for orders, one line each:
-//       go -                       receive from `in` (tpush feeds it)
-//       go ADDRESS PORT USER ALIAS receive, and pass every byte on to that
-//                                  worker as it arrives, with the worker's own
-//                                  ssh, the hop key and only the pinned host key
+//       go N -                       receive attempt N from `in.N` (tpush, or
+//                                    a sender of its own, feeds it)
+//       go N ADDRESS PORT USER ALIAS the same, passing every byte on to that
+//                                    worker as it arrives, with the worker's
+//                                    own ssh, the hop key and only the pinned
+//                                    host key
 //       quit
+//     When an attempt ends, a sender still attached to its FIFO (one that
+//     vanished without closing) is let go, and the FIFO removed: a later
+//     attempt never reads a stale sender's bytes;
 //   - stores each file of the manifest beside its target under a temporary
 //     name, checks its size and SHA-256 against the manifest tpush sent
 //     (not against anything that came through the chain), sets its mode,
@@ -58,9 +64,10 @@ struct HopTarget {
 // sshd reads the user's keys from ("" = ~/.ssh/authorized_keys).
 std::string relay_control_command(const std::string& id, bool preserve, const std::string& authorized_keys);
 
-// The command that writes its stdin into a worker's FIFO: tpush runs it to
-// feed a worker itself, and it is the forced command of the hop key.
-std::string relay_feed_command(const std::string& id);
+// The command that writes its stdin into a worker's FIFO for `attempt`: tpush
+// runs it to feed a worker itself (a sending worker runs the hop key's forced
+// command, which does the same).
+std::string relay_feed_command(const std::string& id, int attempt);
 
 // The authorized_keys line for `public_line` (the control script fills in the
 // expiry in the worker's own time zone).
@@ -74,8 +81,8 @@ std::string relay_host_alias(const std::string& id, std::size_t worker);
 std::string relay_setup(const std::string& private_key, const std::string& known_hosts,
                         const std::string& authorized_line, const std::vector<ManifestEntry>& manifest);
 
-// An order's line ("go -\n", "go ADDRESS PORT USER ALIAS\n").
-std::string relay_go(const std::optional<HopTarget>& next);
+// An order's line ("go 1 -\n", "go 1 ADDRESS PORT USER ALIAS\n").
+std::string relay_go(int attempt, const std::optional<HopTarget>& next);
 
 // One line the control script writes.
 struct RelayReport {
