@@ -137,12 +137,17 @@ std::vector<ssh::UploadItem> load_items(const std::vector<PlannedCopy>& plan, bo
 }  // namespace
 
 int cp_main(Options& o, int signal_fd) {
-  bool recursive = false, preserve = false;
+  bool recursive = false, preserve = false, relay = false;
   SubcommandSpec spec;
   spec.description =
       "copy local files to every worker over SFTP. Each file is written to a temporary name beside its "
       "target and renamed when complete. DEST ending in '/' (or several sources) means \"into\".";
-  spec.add_own = [&](CLI::App& app) { add_copy_flags(app, recursive, preserve); };
+  spec.add_own = [&](CLI::App& app) {
+    add_copy_flags(app, recursive, preserve);
+    app.add_flag("--relay,!--no-relay", relay,
+                 "Send the bytes over this machine's link once: the first worker passes them on to the next, and "
+                 "so on, over the workers' own ssh (see RELAYED COPIES in tpush(1))");
+  };
   auto args = parse_subcommand(o, spec);
   if (!args) return 0;
   if (auto code = hand_to_master(o, signal_fd)) return *code;
@@ -153,6 +158,7 @@ int cp_main(Options& o, int signal_fd) {
   std::uint64_t total = 0;
   auto items = std::make_shared<const std::vector<ssh::UploadItem>>(
       load_items(plan_upload(*args, dest, recursive), preserve, total));
+  if (relay) return run_relayed_copy(o, signal_fd, *items, preserve);
 
   return run_transfers(o, signal_fd, total, [&](const RunContext& ctx, std::size_t) {
     // What one worker may have in flight (libssh2 copies it into packets). More

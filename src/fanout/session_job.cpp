@@ -115,6 +115,7 @@ void SessionJob::tick(Clock::time_point now) {
     return finish(Outcome::lost, lost_reason("no response for " + seconds_text(silent)));
   }
   connection_->tick(now);
+  if (!finished()) tick_work();
 }
 
 std::string SessionJob::lost_reason(const std::string& detail) const {

@@ -65,7 +65,7 @@ authorize() {
   grep -qF " $tag" "$ak" || printf '%s\n' "$1" >> "$ak"
 }
 
-# Setup: LENGTH, newline, then LENGTH bytes: the key, the known host keys, the
+# Setup: LENGTH, newline, then LENGTH bytes: the key, the
 # authorized_keys line and the manifest, each field ended by a NUL.
 IFS= read -r len || fail "no setup"
 mkdir -p -m 700 "/tmp/tpush-relay-$id" && mkdir -m 700 "$d" || fail "cannot create $d"
@@ -75,7 +75,7 @@ head -c "$len" > "$d/setup"
 n=0
 read_setup() {
   local count
-  IFS= read -r -d '' key && IFS= read -r -d '' known && IFS= read -r -d '' line && IFS= read -r -d '' count || return 1
+  IFS= read -r -d '' key && IFS= read -r -d '' line && IFS= read -r -d '' count || return 1
   while [ "$n" -lt "$count" ]; do
     IFS= read -r -d '' kind[n] && IFS= read -r -d '' mode[n] && IFS= read -r -d '' mtime[n] &&
       IFS= read -r -d '' size[n] && IFS= read -r -d '' sum[n] && IFS= read -r -d '' path[n] || return 1
@@ -84,7 +84,7 @@ read_setup() {
 }
 read_setup < "$d/setup" || fail "setup unreadable"
 line=${line//@EXPIRY@/$(date -d '+1 hour' +%Y%m%d%H%M)}
-printf '%s' "$key" > "$d/key" && printf '%s' "$known" > "$d/known" && mkfifo "$d/in.1" "$d/in.2" "$d/in.3" "$d/fwd" || fail "cannot write $d"
+printf '%s' "$key" > "$d/key" && mkfifo "$d/in.1" "$d/in.2" "$d/in.3" "$d/fwd" || fail "cannot write $d"
 if [ ! -d "$akdir" ]; then
   mkdir -m 700 "$akdir" && made_dir=1 || fail "cannot create $akdir"
 fi
@@ -131,15 +131,16 @@ release() {
   rm -f "$1"
 }
 
-# go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS: receive once from the
-# attempt's own FIFO, passing the bytes on to the worker named (if any) as
-# they arrive.
+# go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS KEYTYPE KEY: receive once
+# from the attempt's own FIFO, passing the bytes on to the worker named (if
+# any) as they arrive; its host key is the one given, and no other.
 receive() {
   local in=$d/in.$1
   [ -p "$in" ] || { say "failed - no attempt $1"; return; }
   if [ "$2" = - ]; then
     store < "$in"
   else
+    printf '%s %s %s\n' "$5" "$6" "$7" > "$d/known"
     (
       ssh -F /dev/null -p "$3" -l "$4" -i "$d/key" -o IdentitiesOnly=yes -o IdentityAgent=none \
         -o BatchMode=yes -o UserKnownHostsFile="$d/known" -o GlobalKnownHostsFile=/dev/null \
@@ -204,11 +205,10 @@ std::string relay_host_alias(const std::string& id, std::size_t worker) {
   return "tpush-relay-" + id + "-" + std::to_string(worker);
 }
 
-std::string relay_setup(const std::string& private_key, const std::string& known_hosts,
-                        const std::string& authorized_line, const std::vector<ManifestEntry>& manifest) {
+std::string relay_setup(const std::string& private_key, const std::string& authorized_line,
+                        const std::vector<ManifestEntry>& manifest) {
   std::string body;
   field(body, private_key);
-  field(body, known_hosts);
   field(body, authorized_line);
   field(body, std::to_string(manifest.size()));
   for (const ManifestEntry& e : manifest) {
@@ -225,7 +225,8 @@ std::string relay_setup(const std::string& private_key, const std::string& known
 std::string relay_go(int attempt, const std::optional<HopTarget>& next) {
   const std::string head = "go " + std::to_string(attempt) + " ";
   if (!next) return head + "-\n";
-  return head + next->address + " " + std::to_string(next->port) + " " + next->user + " " + next->alias + "\n";
+  return head + next->address + " " + std::to_string(next->port) + " " + next->user + " " + next->alias + " " +
+         next->host_key + "\n";
 }
 
 RelayReport parse_relay_report(std::string_view line) {

@@ -56,8 +56,7 @@ struct Worker : tpush::test::TempDir {
   tpush::test::ShellRun run(const std::string& feed, const std::string& after = ":") {
     write("command", relay_control_command(id, false, keys.string()));
     write("feed", relay_feed_command(id, 1));
-    write("setup", relay_setup("KEY\n", "ALIAS ssh-ed25519 AAAA\n",
-                               relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id), manifest));
+    write("setup", relay_setup("KEY\n", relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id), manifest));
     write("stream", feed);
     const std::string d = path().string();
     return run_shell("cd '" + d + "' && SSH_CONNECTION='127.0.0.1 50000 127.0.0.77 22' bash -c '"
@@ -81,7 +80,7 @@ TEST_CASE("relay script: every file checked and renamed into place, nothing left
   const auto r = w.run(w.stream,
                        "grep -c \"tpush-relay-" + w.id + "\\$\" ssh/authorized_keys; ls -A /tmp/tpush-relay-" + w.id +
                            "/127.0.0.77");
-  CHECK(r.out == "ready\nstored\nend\n1\nerr\nfwd\nin.2\nin.3\nkey\nknown\nsetup\nexit 0\n");
+  CHECK(r.out == "ready\nstored\nend\n1\nerr\nfwd\nin.2\nin.3\nkey\nsetup\nexit 0\n");
   CHECK(read_file(w / "out/a") == std::string(300000, 'a'));
   CHECK(read_file(w / "out/sub/b c") == "bee\n");
   CHECK(fs::exists(w / "out/empty"));
@@ -148,5 +147,6 @@ TEST_CASE("relay script: reports") {
   CHECK(parse_relay_report("mismatch x").kind == K::unknown);
   CHECK(parse_relay_report("Welcome to Ubuntu").kind == K::unknown);
   CHECK(relay_go(1, std::nullopt) == "go 1 -\n");
-  CHECK(relay_go(2, HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2"}) == "go 2 10.0.0.2 22 me tpush-relay-1-2\n");
+  CHECK(relay_go(2, HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2", "ssh-ed25519 AAAAk"}) ==
+        "go 2 10.0.0.2 22 me tpush-relay-1-2 ssh-ed25519 AAAAk\n");
 }

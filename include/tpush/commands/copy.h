@@ -11,6 +11,7 @@
 
 #include "tpush/commands/options.h"
 #include "tpush/fanout/copy_job.h"
+#include "tpush/ssh/sftp_upload.h"
 
 namespace CLI {
 class App;
@@ -35,6 +36,10 @@ void add_copy_flags(CLI::App& app, bool& recursive, bool& preserve);
 // the summary. Returns tpush's exit code.
 using TransferFor = std::function<fanout::CopyJob::TransferFactory(const RunContext& ctx, std::size_t worker)>;
 int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, const TransferFor& transfer_for);
+
+// The copy sent once (--relay): the first worker gets the bytes from tpush and
+// each passes them on to the next (relay/); same summary and exit code.
+int run_relayed_copy(const Options& o, int signal_fd, const std::vector<ssh::UploadItem>& items, bool preserve);
 
 // ---- path rules (pure; unit-tested) --------------------------------------------
 

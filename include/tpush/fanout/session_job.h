@@ -35,6 +35,9 @@ class SessionJob : public WorkerJob {
   virtual void advance_work() = 0;
   // What the work waits on, on the session's socket.
   virtual util::Wait work_wait() const = 0;
+  // Called with the job's tick (about every 100 ms) while the work runs: work
+  // that others hand things to (a relay's orders) picks them up here.
+  virtual void tick_work() {}
   // True while the work stopped reading on purpose (the output is congested):
   // silence then is tpush's doing, not the worker's.
   virtual bool work_paused() const { return false; }

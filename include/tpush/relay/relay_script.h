@@ -5,18 +5,20 @@
 // stdin (the transfer's hop key, the host keys tpush verified, the
 // authorized_keys line, the manifest), then:
 //   - makes /tmp/tpush-relay-ID/ADDR/ (0700; ADDR is the address the worker
-//     was reached at, from $SSH_CONNECTION) with the key, the known hosts and
-//     a FIFO per attempt, `in.1` to `in.3`;
+//     was reached at, from $SSH_CONNECTION) with the key and a FIFO per
+//     attempt, `in.1` to `in.3`;
 //   - adds the hop key to authorized_keys with restrict, expiry-time (an hour)
 //     and a forced command that only writes into the FIFO of the attempt the
 //     sender names ("tpush-relay N");
 //   - says "ready", and waits for orders, one line each:
 //       go N -                       receive attempt N from `in.N` (tpush, or
 //                                    a sender of its own, feeds it)
-//       go N ADDRESS PORT USER ALIAS the same, passing every byte on to that
+//       go N ADDRESS PORT USER ALIAS KEYTYPE KEY
+//                                    the same, passing every byte on to that
 //                                    worker as it arrives, with the worker's
-//                                    own ssh, the hop key and only the pinned
-//                                    host key
+//                                    own ssh, the hop key, and the host key
+//                                    tpush verified for it as the only one
+//                                    known
 //       quit
 //     When an attempt ends, a sender still attached to its FIFO (one that
 //     vanished without closing) is let go, and the FIFO removed: a later
@@ -56,7 +58,8 @@ struct HopTarget {
   std::string address;  // as the sending worker reaches it
   int port = 22;
   std::string user;
-  std::string alias;    // its name in the known hosts tpush wrote (relay_host_alias)
+  std::string alias;     // its name in the sender's known hosts (relay_host_alias)
+  std::string host_key;  // "TYPE BASE64", as tpush verified it
 };
 
 // The command that runs the control script (behind `exec bash -c`).
@@ -77,11 +80,11 @@ std::string relay_authorized_line(const std::string& id, const std::string& publ
 std::string relay_host_alias(const std::string& id, std::size_t worker);
 
 // The setup the control script reads first: a length line, then the fields,
-// each ended by a NUL. `known_hosts` holds one "ALIAS TYPE BASE64" line per worker.
-std::string relay_setup(const std::string& private_key, const std::string& known_hosts,
-                        const std::string& authorized_line, const std::vector<ManifestEntry>& manifest);
+// each ended by a NUL.
+std::string relay_setup(const std::string& private_key, const std::string& authorized_line,
+                        const std::vector<ManifestEntry>& manifest);
 
-// An order's line ("go 1 -\n", "go 1 ADDRESS PORT USER ALIAS\n").
+// An order's line ("go 1 -\n", "go 1 ADDRESS PORT USER ALIAS KEYTYPE KEY\n").
 std::string relay_go(int attempt, const std::optional<HopTarget>& next);
 
 // One line the control script writes.

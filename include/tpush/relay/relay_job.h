@@ -1,0 +1,72 @@
+// One worker's part in a relayed copy: on its session, the control script
+// (relay_script.h) with the setup and then the chain's orders on its stdin,
+// its reports read from its stdout; and, when the chain says tpush feeds
+// this worker, an exec channel writing the stream into the attempt's FIFO.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tpush/fanout/session_job.h"
+#include "tpush/relay/relay_transfer.h"
+#include "tpush/ssh/exec_channel.h"
+#include "tpush/ssh/remote_group.h"
+
+namespace tpush::relay {
+
+class RelayJob final : public fanout::SessionJob {
+ public:
+  // Told the bytes stored so far and whether the worker is done (the progress line).
+  using ProgressFn = std::function<void(std::uint64_t bytes, bool done)>;
+
+  RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
+           fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress);
+  ~RelayJob() override;
+
+  // From the transfer: a line for the control script; a feed for `attempt`.
+  // Both are sent at the job's next advance or tick.
+  void order(std::string line);
+  void feed(int attempt);
+
+ private:
+  // The control script's stdin: the setup, then orders as they come.
+  class Orders final : public ssh::InputSource {
+   public:
+    std::string text;
+    bool closed = false;
+    std::string_view peek(std::uint64_t offset) const override {
+      return offset < text.size() ? std::string_view(text).substr(offset) : std::string_view();
+    }
+    bool at_end(std::uint64_t offset) const override { return closed && offset >= text.size(); }
+  };
+
+  void start_work(LIBSSH2_SESSION* session) override;
+  void advance_work() override;
+  void tick_work() override { advance_work(); }
+  util::Wait work_wait() const override;
+  void release_work() override;
+  void forward_interrupt() override { interrupt(); }
+
+  void on_stdout(std::string_view bytes);
+  void on_report(const std::string& line);
+  void quit();
+  std::string why_failed() const;
+
+  RelayTransfer& transfer_;
+  ProgressFn progress_;
+  Orders orders_;
+  std::unique_ptr<ssh::ExecChannel> control_;
+  std::vector<std::unique_ptr<ssh::ExecChannel>> feeds_;
+  std::vector<int> feeds_wanted_;  // attempts to feed, not opened yet
+  ssh::GroupReport group_;
+  ssh::ExecChannel::Sink sink_, feed_sink_;
+  std::string partial_line_, stderr_tail_;
+  HopTarget where_;  // how the other workers reach this one
+  bool attached_ = false, detached_ = false, stored_ = false, quitting_ = false;
+  std::string failure_;  // its own store failed: why
+};
+
+}  // namespace tpush::relay

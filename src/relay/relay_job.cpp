@@ -1,0 +1,159 @@
+#include "tpush/relay/relay_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include <libssh2.h>
+
+#include "tpush/ssh/session_wait.h"
+#include "tpush/ssh/wire.h"
+#include "tpush/util/base64.h"
+
+namespace tpush::relay {
+namespace {
+
+bool ended(const ssh::ExecChannel& c) {
+  return c.phase() == ssh::ExecChannel::Phase::done || c.phase() == ssh::ExecChannel::Phase::failed;
+}
+
+// The last line of `text` that holds anything.
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\r\n");
+  if (end == std::string::npos) return {};
+  const std::size_t start = text.find_last_of('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+}
+
+}  // namespace
+
+RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
+                   fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress)
+    : SessionJob(index, endpoint, settings, deadlines), transfer_(transfer), progress_(std::move(progress)) {
+  sink_.data = [this](int stream, std::string_view bytes) {
+    if (stream == 1) return on_stdout(bytes);
+    const std::string own = group_.filter(bytes);
+    stderr_tail_ = (stderr_tail_ + own).substr(stderr_tail_.size() + own.size() > 4096 ? stderr_tail_.size() + own.size() - 4096 : 0);
+  };
+  sink_.can_accept = [] { return true; };
+  feed_sink_.data = [](int, std::string_view) {};
+  feed_sink_.can_accept = [] { return true; };
+  orders_.text = transfer_.setup();
+  where_ = HopTarget{endpoint.host, endpoint.port, endpoint.user, "", ""};
+}
+
+RelayJob::~RelayJob() {
+  if (!detached_) transfer_.detach(index_, true);
+}
+
+void RelayJob::order(std::string line) { orders_.text += line; }
+
+void RelayJob::feed(int attempt) { feeds_wanted_.push_back(attempt); }
+
+void RelayJob::start_work(LIBSSH2_SESSION* session) {
+  std::size_t len = 0;
+  int type = 0;
+  const char* blob = libssh2_session_hostkey(session, &len, &type);
+  if (blob) where_.host_key = ssh::wire::blob_type({blob, len}) + " " + util::base64_encode({blob, len});
+  control_ = std::make_unique<ssh::ExecChannel>(session, transfer_.control_command(),
+                                                ssh::ExecChannel::Settings{false, &orders_});
+  if (progress_) progress_(0, false);
+}
+
+void RelayJob::on_stdout(std::string_view bytes) {
+  partial_line_.append(bytes);
+  for (std::size_t nl; (nl = partial_line_.find('\n')) != std::string::npos;) {
+    const std::string line = partial_line_.substr(0, nl);
+    partial_line_.erase(0, nl + 1);
+    on_report(line);
+  }
+}
+
+void RelayJob::on_report(const std::string& line) {
+  const RelayReport r = parse_relay_report(line);
+  using K = RelayReport::Kind;
+  spdlog::debug("worker {}: relay: {}", index_, line);
+  switch (r.kind) {
+    case K::ready:
+      attached_ = true;
+      transfer_.attach(index_, this, where_);
+      transfer_.ready(index_);
+      return;
+    case K::stored:
+      stored_ = true;
+      if (progress_) progress_(transfer_.stream_size(), false);
+      transfer_.stored(index_);
+      return;
+    case K::failed:
+      if (r.index < 0) {
+        failure_ = "relay setup failed: " + r.text;
+      } else {
+        failure_ = transfer_.path(static_cast<std::size_t>(r.index)) + ": " + r.text;
+      }
+      return;
+    case K::short_of:
+    case K::mismatch:
+      transfer_.broken(index_);
+      return;
+    case K::hop:
+      spdlog::info("worker {}: passing the bytes on failed (ssh exit {})", index_, r.text);
+      transfer_.hop_failed(index_);
+      return;
+    case K::end:
+      if (stored_ || !failure_.empty() || transfer_.chain().exhausted(index_)) quit();
+      return;
+    case K::unknown:
+      return;
+  }
+}
+
+void RelayJob::quit() {
+  if (quitting_) return;
+  quitting_ = true;
+  if (attached_ && !failure_.empty()) transfer_.failed(index_);
+  orders_.text += "quit\n";
+  orders_.closed = true;
+}
+
+void RelayJob::advance_work() {
+  for (int attempt : std::exchange(feeds_wanted_, {}))
+    feeds_.push_back(std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(transfer_.id(), attempt),
+                                                        ssh::ExecChannel::Settings{false, &transfer_.stream()}));
+  for (auto& f : feeds_) {
+    if (!ended(*f)) f->advance(feed_sink_);
+  }
+  control_->advance(sink_);
+  if (!ended(*control_)) return;
+  if (control_->phase() == ssh::ExecChannel::Phase::failed) {
+    if (restart_on_fresh_session()) return;
+    if (control_->server_hung_up()) return finish(fanout::Outcome::lost, lost_reason(control_->error()));
+    return finish(fanout::Outcome::failed, control_->error());
+  }
+  if (stored_ && failure_.empty()) {
+    if (progress_) progress_(transfer_.stream_size(), true);
+    return finish(fanout::Outcome::ok, "ok (" + transfer_.chain().how(index_) + ")", 0);
+  }
+  finish(fanout::Outcome::failed, why_failed(), control_->exit_status());
+}
+
+std::string RelayJob::why_failed() const {
+  if (!failure_.empty()) return failure_;
+  if (transfer_.chain().exhausted(index_))
+    return "the copy did not check out in " + std::to_string(RelayChain::kMaxAttempts) + " attempts";
+  const std::string said = last_line(stderr_tail_);
+  return "the relay ended early (exit " + std::to_string(control_->exit_status()) + (said.empty() ? "" : ": " + said) +
+         ")";
+}
+
+util::Wait RelayJob::work_wait() const {
+  return ssh::sending(session()) ? util::Wait::read_write : util::Wait::read;
+}
+
+void RelayJob::release_work() {
+  if (!detached_) {
+    detached_ = true;
+    transfer_.detach(index_, !quitting_);
+  }
+  if (control_) control_->release();
+  for (auto& f : feeds_) f->release();
+}
+
+}  // namespace tpush::relay

@@ -1,0 +1,88 @@
+#include "tpush/relay/relay_transfer.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+
+#include "tpush/relay/relay_job.h"
+#include "tpush/ssh/hop_key.h"
+#include "tpush/ssh/remote_group.h"
+
+namespace tpush::relay {
+namespace {
+
+std::string sha256_hex(const util::SharedBytes& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+void RelayTransfer::Stream::add(std::shared_ptr<const util::SharedBytes> bytes) {
+  if (!bytes || bytes->size() == 0) return;
+  starts_.push_back(size_);
+  size_ += bytes->size();
+  parts_.push_back(std::move(bytes));
+}
+
+std::string_view RelayTransfer::Stream::peek(std::uint64_t offset) const {
+  if (offset >= size_) return {};
+  const auto it = std::upper_bound(starts_.begin(), starts_.end(), offset);
+  const std::size_t i = static_cast<std::size_t>(it - starts_.begin()) - 1;
+  const std::uint64_t within = offset - starts_[i];
+  return std::string_view(parts_[i]->data() + within, parts_[i]->size() - within);
+}
+
+RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::size_t workers, bool preserve,
+                             std::string authorized_keys)
+    : id_(ssh::nonce()), chain_(workers), jobs_(workers, nullptr), targets_(workers) {
+  std::vector<ManifestEntry> manifest;
+  for (RelayItem& item : items) {
+    if (!item.entry.directory) {
+      item.entry.size = item.bytes->size();
+      item.entry.sha256 = sha256_hex(*item.bytes);
+      stream_.add(item.bytes);
+    }
+    paths_.push_back(item.entry.path);
+    manifest.push_back(item.entry);
+  }
+  const ssh::HopKey key = ssh::make_hop_key("tpush-relay-" + id_);
+  control_command_ = ssh::with_group_report(relay_control_command(id_, preserve, authorized_keys));
+  setup_ = relay_setup(key.private_text, relay_authorized_line(id_, key.public_line), manifest);
+}
+
+void RelayTransfer::attach(std::size_t worker, RelayJob* job, HopTarget where) {
+  where.alias = relay_host_alias(id_, worker);
+  jobs_[worker] = job;
+  targets_[worker] = std::move(where);
+}
+
+void RelayTransfer::detach(std::size_t worker, bool mid_attempt) {
+  jobs_[worker] = nullptr;
+  chain_.out(worker, mid_attempt);
+  dispatch();
+}
+
+void RelayTransfer::ready(std::size_t worker) {
+  chain_.ready(worker);
+  dispatch();
+}
+
+void RelayTransfer::dispatch() {
+  for (const RelayChain::Order& o : chain_.take_orders()) {
+    RelayJob* job = jobs_[o.worker];
+    if (!job) continue;
+    if (o.go) job->order(relay_go(o.attempt, o.next ? std::optional(targets_[*o.next]) : std::nullopt));
+    if (o.feed) job->feed(o.attempt);
+  }
+}
+
+}  // namespace tpush::relay
