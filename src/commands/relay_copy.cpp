@@ -28,7 +28,7 @@ int run_relayed_copy(const Options& o, int signal_fd, const std::vector<ssh::Upl
   }
   // Where the workers' sshd reads keys, when it is not ~/.ssh/authorized_keys.
   const std::string authorized_keys = util::env_value("TPUSH_RELAY_AUTHORIZED_KEYS").value_or("");
-  relay::RelayTransfer transfer(std::move(relay_items), ctx.workers().size(), preserve, authorized_keys);
+  relay::RelayTransfer transfer(std::move(relay_items), ctx.labels(), preserve, authorized_keys);
   output::Progress progress(ctx.labels(), total, output::Progress::stderr_is_terminal());
   ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
@@ -42,6 +42,13 @@ int run_relayed_copy(const Options& o, int signal_fd, const std::vector<ssh::Upl
   };
   auto run = ctx.run(ctx.everyone(), make_job);
   progress.clear(ctx.writer());
+  std::size_t relayed = 0;
+  for (const auto& r : run.results)
+    if (r.outcome == fanout::Outcome::ok && r.reason.rfind("ok (from tpush", 0) != 0) ++relayed;
+  if (!o.quiet && !o.json)
+    ctx.writer().write(2, "tpush: relay: tpush sent the bytes " + std::to_string(transfer.sends()) +
+                              (transfer.sends() == 1 ? " time; " : " times; ") + std::to_string(relayed) + " of " +
+                              std::to_string(run.results.size()) + " workers got them from another worker\n");
   return ctx.finish(run);
 }
 

@@ -102,11 +102,4 @@ bool RelayChain::settled() const {
   return true;
 }
 
-std::string RelayChain::how(std::size_t worker) const {
-  const Node& n = nodes_[worker];
-  std::string s = n.prev ? "from w" + std::to_string(*n.prev) : "from tpush";
-  if (n.attempts > 1) s += ", attempt " + std::to_string(n.attempts);
-  return s;
-}
-
 }  // namespace tpush::relay

@@ -70,7 +70,7 @@ void RelayJob::on_stdout(std::string_view bytes) {
 void RelayJob::on_report(const std::string& line) {
   const RelayReport r = parse_relay_report(line);
   using K = RelayReport::Kind;
-  spdlog::debug("worker {}: relay: {}", index_, line);
+  spdlog::debug("{}: relay: {}", transfer_.label(index_), line);
   switch (r.kind) {
     case K::ready:
       attached_ = true;
@@ -94,11 +94,11 @@ void RelayJob::on_report(const std::string& line) {
       transfer_.broken(index_);
       return;
     case K::hop:
-      spdlog::info("worker {}: passing the bytes on failed (ssh exit {})", index_, r.text);
+      spdlog::info("{}: relay: passing the bytes on failed (ssh exit {})", transfer_.label(index_), r.text);
       transfer_.hop_failed(index_);
       return;
     case K::end:
-      if (stored_ || !failure_.empty() || transfer_.chain().exhausted(index_)) quit();
+      if (!failure_.empty()) transfer_.failed(index_);
       return;
     case K::unknown:
       return;
@@ -108,7 +108,6 @@ void RelayJob::on_report(const std::string& line) {
 void RelayJob::quit() {
   if (quitting_) return;
   quitting_ = true;
-  if (attached_ && !failure_.empty()) transfer_.failed(index_);
   orders_.text += "quit\n";
   orders_.closed = true;
 }
@@ -129,7 +128,7 @@ void RelayJob::advance_work() {
   }
   if (stored_ && failure_.empty()) {
     if (progress_) progress_(transfer_.stream_size(), true);
-    return finish(fanout::Outcome::ok, "ok (" + transfer_.chain().how(index_) + ")", 0);
+    return finish(fanout::Outcome::ok, "ok (" + transfer_.how(index_) + ")", 0);
   }
   finish(fanout::Outcome::failed, why_failed(), control_->exit_status());
 }

@@ -3,6 +3,9 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <map>
+
+#include <spdlog/spdlog.h>
 
 #include "tpush/relay/relay_job.h"
 #include "tpush/ssh/hop_key.h"
@@ -41,9 +44,13 @@ std::string_view RelayTransfer::Stream::peek(std::uint64_t offset) const {
   return std::string_view(parts_[i]->data() + within, parts_[i]->size() - within);
 }
 
-RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::size_t workers, bool preserve,
+RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::vector<std::string> labels, bool preserve,
                              std::string authorized_keys)
-    : id_(ssh::nonce()), chain_(workers), jobs_(workers, nullptr), targets_(workers) {
+    : id_(ssh::nonce()),
+      labels_(std::move(labels)),
+      chain_(labels_.size()),
+      jobs_(labels_.size(), nullptr),
+      targets_(labels_.size()) {
   std::vector<ManifestEntry> manifest;
   for (RelayItem& item : items) {
     if (!item.entry.directory) {
@@ -77,11 +84,51 @@ void RelayTransfer::ready(std::size_t worker) {
 }
 
 void RelayTransfer::dispatch() {
-  for (const RelayChain::Order& o : chain_.take_orders()) {
+  const std::vector<RelayChain::Order> orders = chain_.take_orders();
+  describe(orders);
+  for (const RelayChain::Order& o : orders) {
     RelayJob* job = jobs_[o.worker];
     if (!job) continue;
     if (o.go) job->order(relay_go(o.attempt, o.next ? std::optional(targets_[*o.next]) : std::nullopt));
-    if (o.feed) job->feed(o.attempt);
+    if (o.feed) {
+      job->feed(o.attempt);
+      ++sends_;
+    }
+  }
+  // The key line goes when the last worker is done: until then a worker that
+  // shares its home with others would take it from under their hops.
+  if (chain_.settled())
+    for (RelayJob* job : jobs_)
+      if (job) job->quit();
+}
+
+std::string RelayTransfer::how(std::size_t worker) const {
+  const auto sender = chain_.sender(worker);
+  std::string s = "from " + (sender ? labels_[*sender] : std::string("tpush"));
+  if (chain_.attempt(worker) > 1) s += ", attempt " + std::to_string(chain_.attempt(worker));
+  return s;
+}
+
+void RelayTransfer::describe(const std::vector<RelayChain::Order>& orders) const {
+  std::map<std::size_t, const RelayChain::Order*> by_worker;
+  for (const auto& o : orders)
+    if (o.go) by_worker[o.worker] = &o;
+  for (const auto& o : orders) {
+    const std::string& who = labels_[o.worker];
+    if (!o.go) {
+      spdlog::info("{}: relay: tpush sends it the bytes itself (attempt {}): the worker before it is gone", who,
+                   o.attempt);
+      continue;
+    }
+    if (!o.feed) continue;  // described from the head of its chain
+    std::string chain = "tpush -> " + who;
+    std::size_t length = 1;
+    for (auto next = o.next; next; ++length) {
+      chain += " -> " + labels_[*next];
+      const auto it = by_worker.find(*next);
+      next = it == by_worker.end() ? std::nullopt : it->second->next;
+    }
+    spdlog::info("relay: attempt {}: {} worker{}: {}", o.attempt, length, length == 1 ? "" : "s", chain);
   }
 }
 

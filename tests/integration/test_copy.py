@@ -13,112 +13,23 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import signal
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import Tpush, farm_mod
+from islands import Islands, have_unshare
 
 ISLANDS = 16
 
 
-def _have_unshare() -> bool:
-    if shutil.which("unshare") is None or os.geteuid() != 0:
-        return False
-    r = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
-    return r.returncode == 0
-
-
-class Island(farm_mod.Sshd):
-    """An sshd in its own mount namespace with a private tmpfs on `data`."""
-
-    def __init__(self, directory: Path, address: str, port: int, authorized_keys: Path, data: Path,
-                 tmpfs_size: str = "1g", sftp: str = "internal-sftp"):
-        super().__init__(directory, address, port, authorized_keys)
-        self.address, self.data, self.tmpfs_size, self.sftp = address, data, tmpfs_size, sftp
-
-    def write_config(self) -> None:
-        super().write_config()
-        text = self.config.read_text().replace("Subsystem sftp internal-sftp", f"Subsystem sftp {self.sftp}")
-        self.config.write_text(text)
-
-    def start(self, ready_address=None, timeout: float = 30) -> "Island":
-        self.dir.mkdir(parents=True, exist_ok=True)
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-        self.make_host_keys()
-        self.write_config()
-        subprocess.run([farm_mod.SSHD, "-t", "-f", str(self.config)], check=True, timeout=30,
-                       stdin=subprocess.DEVNULL, capture_output=True)
-        script = (f"mount -t tmpfs -o size={self.tmpfs_size},mode=0755 tpush-island {self.data} && "
-                  f"exec {farm_mod.SSHD} -D -f {self.config} -E {self.log}")
-        self.proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        self.pid = self.proc.pid
-        try:
-            farm_mod.wait_for_banner(self.address, self.port, time.monotonic() + timeout, self.proc, self.log)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def path(self, rel: str) -> Path:
-        """`DATA/rel` as this worker sees it."""
-        return Path(f"/proc/{self.pid}/root") / str(self.data).lstrip("/") / rel
-
-
-class Islands:
-    def __init__(self, farm, count: int):
-        self.root = Path(tempfile.mkdtemp(prefix="tpush-islands-"))
-        self.data = self.root / "data"
-        self.data.mkdir()
-        self.port = farm_mod.free_port()
-        self.authorized_keys = farm.authorized_keys
-        self.islands: list[Island] = []
-        keys_dir = self.root / "keys"
-        keys_dir.mkdir()
-        # Every island shares one set of host keys (one known_hosts line per address).
-        proto = farm_mod.Sshd(keys_dir, "127.0.0.1", 1, farm.authorized_keys)
-        proto.make_host_keys()
-        self.host_key_files = proto.host_key_files
-        specials = {1: dict(sftp="internal-sftp -R"), 2: dict(tmpfs_size="256k")}
-        try:
-            for k in range(count):
-                d = self.root / f"w{k}"
-                d.mkdir()
-                for f in self.host_key_files:
-                    shutil.copy(f, d / f.name)
-                    shutil.copy(f.with_name(f.name + ".pub"), d / (f.name + ".pub"))
-                isl = Island(d, f"127.0.150.{k + 1}", self.port, farm.authorized_keys, self.data,
-                             **specials.get(k, {}))
-                self.islands.append(isl.start())
-        except BaseException:
-            self.stop()
-            raise
-
-    @property
-    def hosts(self) -> list[str]:
-        return [f"{i.address}:{self.port}" for i in self.islands]
-
-    def known_hosts(self) -> str:
-        return farm_mod.known_hosts_lines([i.address for i in self.islands], self.port, self.host_key_files)
-
-    def stop(self) -> None:
-        for i in self.islands:
-            i.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
 def islands(farm):
-    if not _have_unshare():
+    if not have_unshare():
         pytest.skip("needs root and unshare -m (mount namespaces) for per-worker filesystems")
-    isl = Islands(farm, ISLANDS)
+    isl = Islands(farm, ISLANDS, {1: dict(sftp="internal-sftp -R"), 2: dict(tmpfs_size="256k")})
     try:
         yield isl
     finally:

@@ -62,9 +62,11 @@ class RelayChain {
   bool settled() const;
   // True for a worker whose copy broke on each of its kMaxAttempts attempts.
   bool exhausted(std::size_t worker) const { return nodes_[worker].exhausted; }
-  // How the worker's copy came, or is coming: "from w3", "from tpush"; with the
-  // attempt when it is not the first ("from tpush, attempt 2").
-  std::string how(std::size_t worker) const;
+  // Who sends the worker its bytes in its current (or last) attempt: another
+  // worker, or tpush (nullopt).
+  std::optional<std::size_t> sender(std::size_t worker) const { return nodes_[worker].prev; }
+  // The worker's current (or last) attempt, from 1.
+  int attempt(std::size_t worker) const { return nodes_[worker].attempts; }
 
  private:
   enum class State { setting_up, idle, receiving, stored, out };

@@ -26,10 +26,12 @@ class RelayJob final : public fanout::SessionJob {
            fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress);
   ~RelayJob() override;
 
-  // From the transfer: a line for the control script; a feed for `attempt`.
-  // Both are sent at the job's next advance or tick.
+  // From the transfer: a line for the control script; a feed for `attempt`;
+  // the end (every worker is done: the script may remove the key, which
+  // workers sharing a home share). Sent at the job's next advance or tick.
   void order(std::string line);
   void feed(int attempt);
+  void quit();
 
  private:
   // The control script's stdin: the setup, then orders as they come.
@@ -52,7 +54,6 @@ class RelayJob final : public fanout::SessionJob {
 
   void on_stdout(std::string_view bytes);
   void on_report(const std::string& line);
-  void quit();
   std::string why_failed() const;
 
   RelayTransfer& transfer_;

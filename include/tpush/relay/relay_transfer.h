@@ -28,7 +28,9 @@ class RelayTransfer {
  public:
   // Computes each file's SHA-256 (one read of each file). `authorized_keys`:
   // the file the workers' sshd reads keys from ("" = ~/.ssh/authorized_keys).
-  RelayTransfer(std::vector<RelayItem> items, std::size_t workers, bool preserve, std::string authorized_keys);
+  // `labels`: the workers', in order (for -v).
+  RelayTransfer(std::vector<RelayItem> items, std::vector<std::string> labels, bool preserve,
+                std::string authorized_keys);
   RelayTransfer(const RelayTransfer&) = delete;
   RelayTransfer& operator=(const RelayTransfer&) = delete;
 
@@ -55,6 +57,13 @@ class RelayTransfer {
   void failed(std::size_t worker) { chain_.out(worker, false); dispatch(); }
 
   const RelayChain& chain() const { return chain_; }
+  const std::string& label(std::size_t worker) const { return labels_[worker]; }
+  // How the worker's copy came: "from tpush", "from LABEL", and the attempt
+  // when not the first ("from tpush, attempt 2").
+  std::string how(std::size_t worker) const;
+  // How many times tpush sent the bytes itself (the first worker's feed, and
+  // any a broken link called for).
+  std::size_t sends() const { return sends_; }
   // The path of manifest entry `index` on the workers.
   const std::string& path(std::size_t index) const { return paths_.at(index); }
 
@@ -74,8 +83,10 @@ class RelayTransfer {
   };
 
   void dispatch();  // hands the chain's orders to the jobs
+  void describe(const std::vector<RelayChain::Order>& orders) const;  // for -v
 
   std::string id_;
+  std::vector<std::string> labels_;
   std::string control_command_;
   std::string setup_;
   Stream stream_;
@@ -83,6 +94,7 @@ class RelayTransfer {
   std::vector<RelayJob*> jobs_;
   std::vector<HopTarget> targets_;
   std::vector<std::string> paths_;
+  std::size_t sends_ = 0;
 };
 
 }  // namespace tpush::relay

@@ -1,0 +1,216 @@
+"""tpush cp --relay: the bytes leave tpush once and the workers pass them on, each
+worker checking every file against tpush's own SHA-256 before it is renamed into
+place. Each worker has a filesystem of its own (islands.py), so every copy is real.
+
+Worker 2 has a 256 KiB disk; worker 5's sshd reads another key file, so it
+refuses the relay's key and tpush must send it the bytes itself."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Tpush, farm_mod
+from islands import Islands, have_unshare
+
+WORKERS = 16
+SMALL_DISK, REFUSES_HOP = 2, 5
+
+
+@pytest.fixture(scope="module")
+def islands(farm):
+    if not have_unshare():
+        pytest.skip("needs root and unshare -m (mount namespaces) for per-worker filesystems")
+    isl = Islands(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"), REFUSES_HOP: dict(authorized_keys="own")},
+                  subnet=151)
+    try:
+        yield isl
+    finally:
+        isl.stop()
+
+
+@pytest.fixture
+def tp(tpush_bin, home, islands):
+    with open(home / ".ssh" / "known_hosts", "a") as f:
+        f.write(islands.known_hosts())
+    return Tpush(tpush_bin, home)
+
+
+@pytest.fixture
+def env(tp, farm):
+    # The farm's sshd reads the keys of every worker from one file.
+    return tp.env(TPUSH_RELAY_AUTHORIZED_KEYS=farm.authorized_keys)
+
+
+def sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def hosts_arg(islands, ks) -> list[str]:
+    return ["-w", ",".join(islands.hosts[k] for k in ks)]
+
+
+def results(r) -> dict[str, dict]:
+    return {j["worker"]: j for j in map(json.loads, r.out.splitlines()) if j.get("type") == "worker"}
+
+
+def leftovers(islands, farm, keys_before: str) -> list[str]:
+    """What a relay may leave behind: its directories in /tmp, its line in the key file,
+    processes of its own (the control script, the hops), any session still open."""
+    found = [str(p) for p in Path("/tmp").glob("tpush-relay-*")]
+    if Path(farm.authorized_keys).read_text() != keys_before:
+        found.append("authorized_keys changed")
+    ps = subprocess.run(["pgrep", "-af", "tpush-relay"], capture_output=True, text=True).stdout
+    found += [l for l in ps.splitlines() if "pgrep" not in l]
+    for i in islands.islands:
+        found += [f"{i.address}: session {p}" for p in farm_mod.descendants(i.pid) if "@" in farm_mod.cmdline(p)]
+    return found
+
+
+def settled(islands, farm, keys_before, timeout=20) -> list[str]:
+    """leftovers(), once the workers' sessions had time to end (they end after tpush)."""
+    deadline = time.monotonic() + timeout
+    while (left := leftovers(islands, farm, keys_before)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+PLAIN = [k for k in range(WORKERS) if k not in (SMALL_DISK, REFUSES_HOP)]
+
+
+def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, tmp_path):
+    keys_before = Path(farm.authorized_keys).read_text()
+    tree = tmp_path / "code"
+    (tree / "sub dir").mkdir(parents=True)
+    (tree / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (tree / "run.sh").chmod(0o755)
+    (tree / "sub dir" / "weights.bin").write_bytes(os.urandom(3 * 1024 * 1024))
+    (tree / "empty").write_bytes(b"")
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(8 * 1024 * 1024))
+    dest = f"{islands.data}/r1/"
+    r = tp("-v", "--json", *hosts_arg(islands, PLAIN), "cp", "--relay", "-r", tree, big, dest, env=env)
+    assert r.returncode == 0, r
+    chain = [l for l in r.err.splitlines() if "relay: attempt 1:" in l]
+    assert chain == [f"tpush: info: relay: attempt 1: {len(PLAIN)} workers: tpush -> "
+                     + " -> ".join(islands.hosts[k] for k in PLAIN)], r.err
+    res = results(r)
+    assert res[islands.hosts[PLAIN[0]]]["reason"] == "ok (from tpush)", res
+    assert res[islands.hosts[PLAIN[5]]]["reason"] == f"ok (from {islands.hosts[PLAIN[4]]})", res
+    for k in PLAIN:
+        i = islands.islands[k]
+        assert sha(i.path("r1/big.bin")) == sha(big), i.address
+        assert sha(i.path("r1/code/sub dir/weights.bin")) == sha(tree / "sub dir" / "weights.bin"), i.address
+        assert i.path("r1/code/run.sh").stat().st_mode & 0o777 == 0o755, i.address
+        assert i.path("r1/code/empty").stat().st_size == 0, i.address
+        assert not [p for p in i.path("r1").rglob("*") if "tpush-tmp" in p.name], i.address
+    assert settled(islands, farm, keys_before) == []
+
+
+def test_the_summary_says_how_many_times_tpush_sent_the_bytes(tp, env, islands, tmp_path):
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(1024 * 1024))
+    r = tp(*hosts_arg(islands, PLAIN[:4]), "cp", "--relay", src, f"{islands.data}/r2/f", env=env)
+    assert r.returncode == 0, r
+    assert "tpush: relay: tpush sent the bytes 1 time; 3 of 4 workers got them from another worker" in r.err, r
+
+
+def test_a_worker_that_refuses_the_hop_gets_the_bytes_from_tpush_and_passes_them_on(
+        tp, env, farm, islands, tmp_path):
+    keys_before = Path(farm.authorized_keys).read_text()
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(4 * 1024 * 1024))
+    ks = [3, 4, REFUSES_HOP, 6, 7]
+    r = tp("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r3/f", env=env)
+    assert r.returncode == 0, r
+    refused = islands.hosts[REFUSES_HOP]
+    assert f"tpush: info: {islands.hosts[4]}: relay: passing the bytes on failed (ssh exit 255 " in r.err, r.err
+    assert f"tpush: info: {refused}: relay: tpush sends it the bytes itself (attempt 1)" in r.err, r.err
+    res = results(r)
+    assert res[refused]["reason"] == "ok (from tpush)", res
+    assert res[islands.hosts[6]]["reason"] == f"ok (from {refused})", res
+    for k in ks:
+        assert sha(islands.islands[k].path("r3/f")) == sha(src), islands.hosts[k]
+    assert settled(islands, farm, keys_before) == []
+
+
+def test_a_worker_that_cannot_store_still_passes_the_bytes_on(tp, env, islands, tmp_path):
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(1024 * 1024))
+    ks = [1, SMALL_DISK, 3]
+    r = tp("--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r4/f", env=env)
+    assert r.returncode == 1, r
+    res = results(r)
+    full = res[islands.hosts[SMALL_DISK]]
+    assert full["outcome"] == "failed" and full["reason"].startswith(f"{islands.data}/r4/f: "), full
+    assert "No space left on device" in full["reason"], full
+    assert res[islands.hosts[3]]["reason"] == f"ok (from {islands.hosts[SMALL_DISK]})", res
+    assert sha(islands.islands[3].path("r4/f")) == sha(src)
+    assert not [p for p in islands.islands[SMALL_DISK].path("r4").iterdir()], "a temporary file was left"
+
+
+def wait_for_bytes(island, rel: str, timeout=60) -> None:
+    """Until the worker is writing a temporary file under `rel` (the bytes flow)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        d = island.path(rel)
+        if d.is_dir() and any("tpush-tmp" in p.name and p.stat().st_size > 0 for p in d.iterdir()):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{island.address}: no bytes arrived under {rel}")
+
+
+def test_a_worker_lost_mid_chain_leaves_every_other_worker_with_a_checked_copy(
+        tp, env, farm, islands, tmp_path):
+    src = tmp_path / "f"
+    with open(src, "wb") as f:
+        for _ in range(96):
+            f.write(os.urandom(1024 * 1024))
+    ks = [0, 1, 3, 4, 6, 7, 8, 9]
+    lost = 4
+    s = tp.stream("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r5/f", env=env)
+    wait_for_bytes(islands.islands[6], "r5")  # downstream of the worker about to go
+    victim = islands.islands[lost]
+    for p in farm_mod.descendants(victim.pid) + [victim.pid]:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    r = s.finish(120)
+    res = results(r)
+    assert res[islands.hosts[lost]]["outcome"] in ("lost", "unreachable"), res
+    for k in ks:
+        if k == lost:
+            continue
+        assert res[islands.hosts[k]]["outcome"] == "ok", (islands.hosts[k], res)
+        assert sha(islands.islands[k].path("r5/f")) == sha(src), islands.hosts[k]
+    assert "relay: attempt 2:" in r.err or "tpush sends it the bytes itself" in r.err, r.err
+    # What the killed worker could not clean up went with it (on a pod, its VM's /tmp).
+    for d in Path("/tmp").glob(f"tpush-relay-*/{victim.address}"):
+        subprocess.run(["rm", "-rf", str(d), str(d.parent)], check=False)
+    victim.start()  # for the tests after this one
+
+
+def test_ctrl_c_mid_transfer_leaves_nothing_on_any_worker(tp, env, farm, islands, tmp_path):
+    keys_before = Path(farm.authorized_keys).read_text()
+    src = tmp_path / "f"
+    with open(src, "wb") as f:
+        for _ in range(96):
+            f.write(os.urandom(1024 * 1024))
+    ks = PLAIN[:8]
+    s = tp.stream(*hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r6/f", env=env)
+    wait_for_bytes(islands.islands[ks[-1]], "r6")
+    os.killpg(s.proc.pid, signal.SIGINT)
+    r = s.finish(30)
+    assert r.returncode == 130, r
+    assert settled(islands, farm, keys_before) == []
+    for k in ks:
+        d = islands.islands[k].path("r6")
+        assert not d.is_dir() or [p.name for p in d.iterdir()] in ([], ["f"]), islands.hosts[k]
