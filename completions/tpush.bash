@@ -18,7 +18,8 @@ _tpush_options='
 _tpush_subcommands='workers cp get rsync kill ps logs last config disconnect'
 _tpush_sub_options() {
     case $1 in
-        cp | get) echo '-r --recursive -p --preserve' ;;
+        cp) echo '-r --recursive -p --preserve --relay --no-relay' ;;
+        get) echo '-r --recursive -p --preserve' ;;
         kill) echo '-s --signal --grace --sudo --tpu' ;;
         ps) echo '--all-users' ;;
         logs) echo '-f --follow -n --lines' ;;

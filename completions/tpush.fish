@@ -165,6 +165,8 @@ complete -c tpush -n __tpush_options -l color -x -a 'auto always never' -d 'Colo
 # --- each subcommand's own options (`tpush SUB --help`) ----------------------------------
 complete -c tpush -n '__tpush_in cp get' -s r -l recursive -d 'Copy directories and everything in them'
 complete -c tpush -n '__tpush_in cp get' -s p -l preserve -d "Keep each file's mode and modification time"
+complete -c tpush -n '__tpush_in cp' -l relay -d 'Send the bytes once; the workers pass them on'
+complete -c tpush -n '__tpush_in cp' -l no-relay -d 'Send every worker its own copy'
 complete -c tpush -n '__tpush_in kill' -s s -l signal -x -a 'TERM INT HUP KILL USR1 USR2 QUIT STOP CONT' -d 'Signal to send first (default TERM)'
 complete -c tpush -n '__tpush_in kill' -l grace -x -d 'Seconds to wait before KILL (default 5)'
 complete -c tpush -n '__tpush_in kill' -l sudo -d 'Run as root (sudo -n)'
