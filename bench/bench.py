@@ -411,6 +411,16 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
     if bastion:
         bastion.wait_sessions_gone()
     cg = MemCgroup(tag)
+    # Every client process's CPU, reaped by the tool or not: ssh leaves its ProxyCommand
+    # (a gcloud start-iap-tunnel) to be reaped by init, out of the tool's rusage.
+    ccg = CpuCgroup(tag)
+    join_mem = cg.join_fn()
+
+    def join() -> None:
+        if ccg.path is not None:
+            (ccg.path / "cgroup.procs").write_text(str(os.getpid()))
+        join_mem()
+
     s0 = sshd_cpu(f.sshd.pid) + (sshd_cpu(bastion.sshd.pid) if bastion else 0)
     r0 = proc_cpu(relay_pid) if relay_pid else None
     logins0 = bastion.logins() if bastion else 0
@@ -418,7 +428,7 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
         cat = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=outf)
         t0 = time.monotonic()
         p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=cat.stdin,
-                             stderr=errf, preexec_fn=cg.join_fn(), close_fds=True)
+                             stderr=errf, preexec_fn=join, close_fds=True)
         cat.stdin.close()
         timed_out = False
         deadline = t0 + timeout
@@ -437,6 +447,8 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
         cat.wait()
     peak = cg.peak()
     cg.remove()
+    cpu_all = ccg.usage_when_empty()
+    ccg.remove()
     wait_sessions_gone(f)
     if bastion:
         bastion.wait_sessions_gone()
@@ -452,8 +464,9 @@ def run_once(tool: str, fan: int | None, scenario: str, f: farmmod.Farm, port: i
         ok, note = False, f"killed after {timeout:.0f}s"
     if ok:
         out_path.unlink()  # keep only failing outputs (large)
+    cpu_reaped = ru.ru_utime + ru.ru_stime
     res = {"tool": tool, "fan": fan, "scenario": scenario, "wall": wall,
-           "cpu": ru.ru_utime + ru.ru_stime, "peak": peak, "sshd_cpu": s1 - s0,
+           "cpu": max(cpu_reaped, cpu_all or 0.0), "cpu_reaped": cpu_reaped, "peak": peak, "sshd_cpu": s1 - s0,
            "rc": p.returncode, "ok": ok, "note": note,
            "err_tail": err_path.read_text(errors="replace")[-300:] if not ok else ""}
     if bastion:
@@ -631,6 +644,15 @@ class CpuCgroup(BenchCgroup):
 
     def usage(self) -> float | None:
         return None if self.path is None else int((self.path / "cpuacct.usage").read_text()) / 1e9
+
+    def usage_when_empty(self, timeout: float = 60) -> float | None:
+        """usage() once every process in the group has exited (orphans finish on their own)."""
+        if self.path is None:
+            return None
+        end = time.monotonic() + timeout
+        while (self.path / "cgroup.procs").read_text().strip() and time.monotonic() < end:
+            time.sleep(0.05)
+        return self.usage()
 
 
 def proc_cpu_parts(pid: int) -> tuple[float, float] | None:

@@ -62,8 +62,8 @@ def render(meta: dict, results: list[dict]) -> str:
       "gives it after each run. The benchmark itself keeps both CPUs busy (client and sshd), so values "
       "of 5–15 are its own; see the notes below for anything else that ran. Tools are interleaved run "
       "by run, so outside noise hits them alike.\n")
-    w("Columns: wall = median of the runs (min–max); client CPU = user+sys of the tool and its reaped "
-      "children (median; per worker in brackets); peak = client memory peak (median); sshd CPU = the farm "
+    w("Columns: wall = median of the runs (min–max); client CPU = user+sys of the tool and every process it "
+      "started (median; per worker in brackets); peak = client memory peak (median); sshd CPU = the farm "
       "sshd's CPU for the run incl. sessions, remote commands and what they leave behind (median); "
       "floor = sshd CPU / 2 cores, and at 50 ms RTT (sshd CPU + the delay relay's, when counted) / 2, "
       "the relay sharing the cores; "
