@@ -9,6 +9,7 @@
 #include "tpush/commands/persist_run.h"
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
+#include "tpush/commands/targets.h"
 #include "tpush/ssh/sftp_upload.h"
 #include "tpush/util/error.h"
 
@@ -137,16 +138,19 @@ std::vector<ssh::UploadItem> load_items(const std::vector<PlannedCopy>& plan, bo
 }  // namespace
 
 int cp_main(Options& o, int signal_fd) {
-  bool recursive = false, preserve = false, relay = false;
+  bool recursive = false, preserve = false;
+  std::optional<bool> relay;  // --relay / --no-relay; else relay_by_default
   SubcommandSpec spec;
   spec.description =
       "copy local files to every worker over SFTP. Each file is written to a temporary name beside its "
       "target and renamed when complete. DEST ending in '/' (or several sources) means \"into\".";
   spec.add_own = [&](CLI::App& app) {
     add_copy_flags(app, recursive, preserve);
-    app.add_flag("--relay,!--no-relay", relay,
-                 "Send the bytes over this machine's link once: the first worker passes them on to the next, and "
-                 "so on, over the workers' own ssh (see RELAYED COPIES in tpush(1))");
+    app.add_flag_callback("--relay", [&] { relay = true; },
+                          "Send the bytes over this machine's link once: the first worker passes them on to the "
+                          "next, and so on, over the workers' own ssh (the default for 3 or more workers of one TPU "
+                          "slice and 4 MiB or more; see RELAYED COPIES in tpush(1))");
+    app.add_flag_callback("--no-relay", [&] { relay = false; }, "Send every worker its own copy");
   };
   auto args = parse_subcommand(o, spec);
   if (!args) return 0;
@@ -158,9 +162,11 @@ int cp_main(Options& o, int signal_fd) {
   std::uint64_t total = 0;
   auto items = std::make_shared<const std::vector<ssh::UploadItem>>(
       load_items(plan_upload(*args, dest, recursive), preserve, total));
-  if (relay) return run_relayed_copy(o, signal_fd, *items, preserve);
+  Targets targets = resolve_targets(o, signal_fd);
+  if (relay.value_or(relay_by_default(o, targets, total)))
+    return run_relayed_copy(o, signal_fd, std::move(targets), *items, preserve);
 
-  return run_transfers(o, signal_fd, total, [&](const RunContext& ctx, std::size_t) {
+  return run_transfers(o, signal_fd, std::move(targets), total, [&](const RunContext& ctx, std::size_t) {
     // What one worker may have in flight (libssh2 copies it into packets). More
     // is slower, not faster: OpenSSH's sftp-server compacts its input buffer by
     // moving what is queued, so 16 workers at 4 MiB each cost sshd 4x the CPU of

@@ -2,18 +2,58 @@
 // pass them on to each other (relay/).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/commands/targets.h"
 #include "tpush/output/progress.h"
 #include "tpush/relay/relay_job.h"
 #include "tpush/util/environment.h"
+#include "tpush/util/error.h"
 
 namespace tpush::commands {
 
-int run_relayed_copy(const Options& o, int signal_fd, const std::vector<ssh::UploadItem>& items, bool preserve) {
-  Targets t = resolve_targets(o, signal_fd);
+namespace {
+
+// Every worker from one TPU node (one slice).
+bool one_tpu_slice(const Targets& t) {
+  if (!t.tpu || t.tpu->origins.empty() || t.tpu->origins.size() != t.workers.size()) return false;
+  const inventory::WorkerOrigin& first = t.tpu->origins.front();
+  return std::all_of(t.tpu->origins.begin(), t.tpu->origins.end(), [&](const inventory::WorkerOrigin& w) {
+    return w.tpu == first.tpu && w.project == first.project && w.zone == first.zone;
+  });
+}
+
+}  // namespace
+
+std::string relay_refusal(const Options& o, const Targets& t) {
+  const std::size_t n = t.workers.size();
+  if (o.fanout && o.fanout < n)
+    return "--relay needs every worker at once, and --fanout " + std::to_string(o.fanout) + " is fewer than the " +
+           std::to_string(n) + " workers (drop --fanout, or use --no-relay)";
+  if (n > default_fanout_limit)
+    return "--relay takes at most " + std::to_string(default_fanout_limit) + " workers at once, not " +
+           std::to_string(n) + " (copy to parts of the list, or use --no-relay)";
+  return {};
+}
+
+bool relay_by_default(const Options& o, const Targets& t, std::uint64_t total_bytes) {
+  return t.workers.size() >= 3 && total_bytes >= kRelayMinBytes && one_tpu_slice(t) && relay_refusal(o, t).empty();
+}
+
+int run_relayed_copy(const Options& o, int signal_fd, Targets t, const std::vector<ssh::UploadItem>& items,
+                     bool preserve) {
+  if (const std::string why = relay_refusal(o, t); !why.empty()) throw UsageError(why);
+  // The workers of a TPU reach each other at their internal addresses.
+  std::vector<std::string> hop_addresses(t.workers.size());
+  if (t.tpu && t.tpu->origins.size() == t.workers.size())
+    for (std::size_t i = 0; i < hop_addresses.size(); ++i) hop_addresses[i] = t.tpu->origins[i].internal_ip;
   RunContext ctx(o, std::move(t.workers), signal_fd);
+  if (ctx.fanout() < ctx.workers().size())
+    throw SetupError("--relay needs a connection to every worker at once: " + std::to_string(ctx.workers().size()) +
+                     " workers, but the open-file limit allows " + std::to_string(ctx.fanout()) +
+                     " (raise it with ulimit -n, or use --no-relay)");
   std::vector<relay::RelayItem> relay_items;
   std::uint64_t total = 0;
   for (const ssh::UploadItem& item : items) {
@@ -38,7 +78,8 @@ int run_relayed_copy(const Options& o, int signal_fd, const std::vector<ssh::Upl
       w.bytes = bytes;
       w.done = w.done || done;
     };
-    return std::make_unique<relay::RelayJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i), transfer, report);
+    return std::make_unique<relay::RelayJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i), transfer, report,
+                                             hop_addresses[i]);
   };
   auto run = ctx.run(ctx.everyone(), make_job);
   progress.clear(ctx.writer());

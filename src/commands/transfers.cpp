@@ -15,7 +15,11 @@ void add_copy_flags(CLI::App& app, bool& recursive, bool& preserve) {
 }
 
 int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, const TransferFor& transfer_for) {
-  Targets t = resolve_targets(o, signal_fd);
+  return run_transfers(o, signal_fd, resolve_targets(o, signal_fd), total_bytes, transfer_for);
+}
+
+int run_transfers(const Options& o, int signal_fd, Targets t, std::uint64_t total_bytes,
+                  const TransferFor& transfer_for) {
   RunContext ctx(o, std::move(t.workers), signal_fd);
   output::Progress progress(ctx.labels(), total_bytes, output::Progress::stderr_is_terminal());
   ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include <libssh2.h>
 
 #include "tpush/ssh/session_wait.h"
@@ -26,7 +29,8 @@ std::string last_line(const std::string& text) {
 }  // namespace
 
 RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
-                   fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress)
+                   fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress,
+                   const std::string& hop_address)
     : SessionJob(index, endpoint, settings, deadlines), transfer_(transfer), progress_(std::move(progress)) {
   sink_.data = [this](int stream, std::string_view bytes) {
     if (stream == 1) return on_stdout(bytes);
@@ -37,7 +41,7 @@ RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Connect
   feed_sink_.data = [](int, std::string_view) {};
   feed_sink_.can_accept = [] { return true; };
   orders_.text = transfer_.setup();
-  where_ = HopTarget{endpoint.host, endpoint.port, endpoint.user, "", ""};
+  where_ = HopTarget{hop_address.empty() ? endpoint.host : hop_address, endpoint.port, endpoint.user, "", ""};
 }
 
 RelayJob::~RelayJob() {
@@ -77,11 +81,16 @@ void RelayJob::on_report(const std::string& line) {
       transfer_.attach(index_, this, where_);
       transfer_.ready(index_);
       return;
-    case K::stored:
+    case K::stored: {
       stored_ = true;
+      const double seconds = std::max(1.0, std::atof(r.text.c_str())) / 1000;
+      spdlog::info("{}: relay: stored {:.1f} MiB in {:.2f} s ({:.0f} MiB/s) {}", transfer_.label(index_),
+                   transfer_.stream_size() / 1048576.0, seconds, transfer_.stream_size() / 1048576.0 / seconds,
+                   transfer_.how(index_));
       if (progress_) progress_(transfer_.stream_size(), false);
       transfer_.stored(index_);
       return;
+    }
     case K::failed:
       if (r.index < 0) {
         failure_ = "relay setup failed: " + r.text;

@@ -120,7 +120,7 @@ store() {
     fi
     i=$((i + 1))
   done
-  say stored
+  say stored $((($(date +%s%N) - started) / 1000000))
 }
 
 # Lets go of any writer still opening or holding FIFO $1 (a sender of an
@@ -135,7 +135,8 @@ release() {
 # from the attempt's own FIFO, passing the bytes on to the worker named (if
 # any) as they arrive; its host key is the one given, and no other.
 receive() {
-  local in=$d/in.$1
+  local in=$d/in.$1 started
+  started=$(date +%s%N)
   [ -p "$in" ] || { say "failed - no attempt $1"; return; }
   if [ "$2" = - ]; then
     store < "$in"

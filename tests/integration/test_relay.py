@@ -214,3 +214,34 @@ def test_ctrl_c_mid_transfer_leaves_nothing_on_any_worker(tp, env, farm, islands
     for k in ks:
         d = islands.islands[k].path("r6")
         assert not d.is_dir() or [p.name for p in d.iterdir()] in ([], ["f"]), islands.hosts[k]
+
+
+def test_one_tpu_slice_is_relayed_by_default_from_4_mib(tp, env, islands, tmp_path, fake_gcloud):
+    """The workers of one TPU slice share a fast network: a copy of 4 MiB or more to 3 or
+    more of them is relayed unless --no-relay says otherwise; a smaller one, or a host
+    list, is sent to each worker as before."""
+    g = fake_gcloud
+    ks = PLAIN[:4]
+    g.tpu("pod", [islands.islands[k].address for k in ks])
+    genv = g.env(env)
+    big, small = tmp_path / "big", tmp_path / "small"
+    big.write_bytes(os.urandom(4 * 1024 * 1024))
+    small.write_bytes(os.urandom(4 * 1024 * 1024 - 1))
+    tpu = ["-v", "-t", "pod", "--project", g.project, "--zone", g.zone, "-p", islands.port, "cp"]
+    r = tp(*tpu, big, f"{islands.data}/r7/", env=genv)
+    assert r.returncode == 0, r
+    assert "tpush: info: relay: attempt 1: 4 workers: tpush -> w0 -> w1 -> w2 -> w3" in r.err, r.err
+    for k in ks:
+        assert sha(islands.islands[k].path("r7/big")) == sha(big)
+    for args in ([*tpu, small], [*tpu, "--no-relay", big], ["-v", *hosts_arg(islands, ks), "cp", big]):
+        r = tp(*args, f"{islands.data}/r8/", env=genv)
+        assert r.returncode == 0 and "relay:" not in r.err, r
+
+
+def test_relay_needs_every_worker_at_once(tp, env, islands, tmp_path):
+    src = tmp_path / "f"
+    src.write_bytes(b"x")
+    r = tp(*hosts_arg(islands, PLAIN[:4]), "-f", "2", "cp", "--relay", src, f"{islands.data}/r9/", env=env)
+    assert r.returncode == 2, r
+    assert r.err == ("tpush: error: --relay needs every worker at once, and --fanout 2 is fewer than the 4 "
+                     "workers (drop --fanout, or use --no-relay)\n"), r.err

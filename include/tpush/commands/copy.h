@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tpush/commands/options.h"
+#include "tpush/commands/targets.h"
 #include "tpush/fanout/copy_job.h"
 #include "tpush/ssh/sftp_upload.h"
 
@@ -36,10 +37,24 @@ void add_copy_flags(CLI::App& app, bool& recursive, bool& preserve);
 // the summary. Returns tpush's exit code.
 using TransferFor = std::function<fanout::CopyJob::TransferFactory(const RunContext& ctx, std::size_t worker)>;
 int run_transfers(const Options& o, int signal_fd, std::uint64_t total_bytes, const TransferFor& transfer_for);
+// The same, on workers already resolved.
+int run_transfers(const Options& o, int signal_fd, Targets t, std::uint64_t total_bytes,
+                  const TransferFor& transfer_for);
 
 // The copy sent once (--relay): the first worker gets the bytes from tpush and
 // each passes them on to the next (relay/); same summary and exit code.
-int run_relayed_copy(const Options& o, int signal_fd, const std::vector<ssh::UploadItem>& items, bool preserve);
+int run_relayed_copy(const Options& o, int signal_fd, Targets t, const std::vector<ssh::UploadItem>& items,
+                     bool preserve);
+
+// Below this many bytes a relay costs more (a script, a key, a hop's login on
+// every worker) than it saves.
+inline constexpr std::uint64_t kRelayMinBytes = 4u << 20;
+// Whether `cp` relays when neither --relay nor --no-relay is given: the workers
+// of one TPU slice (they share a fast network), at least 3 of them, all at
+// once, and at least kRelayMinBytes.
+bool relay_by_default(const Options& o, const Targets& t, std::uint64_t total_bytes);
+// Why --relay cannot be used for these workers ("" when it can).
+std::string relay_refusal(const Options& o, const Targets& t);
 
 // ---- path rules (pure; unit-tested) --------------------------------------------
 

@@ -66,6 +66,8 @@ class RunContext {
                          fanout::InputFeed* input = nullptr);
   // Every worker index, in order.
   std::vector<std::size_t> everyone() const;
+  // How many workers run at once (-f, or every worker up to the open-file limit).
+  std::size_t fanout() const { return fanout_; }
 
   // Resolves the workers again (a fresh TPU describe); empty when they did not
   // come from a cache.

@@ -22,8 +22,11 @@ class RelayJob final : public fanout::SessionJob {
   // Told the bytes stored so far and whether the worker is done (the progress line).
   using ProgressFn = std::function<void(std::uint64_t bytes, bool done)>;
 
+  // `hop_address`: where the other workers reach this one ("": where tpush
+  // connects; a TPU worker's internal address otherwise).
   RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
-           fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress);
+           fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress,
+           const std::string& hop_address = "");
   ~RelayJob() override;
 
   // From the transfer: a line for the control script; a feed for `attempt`;

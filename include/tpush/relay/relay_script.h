@@ -91,7 +91,7 @@ std::string relay_go(int attempt, const std::optional<HopTarget>& next);
 struct RelayReport {
   enum class Kind {
     ready,     // set up, waiting for orders
-    stored,    // every file checked and in place
+    stored,    // every file checked and in place; `text`: milliseconds since its `go`
     failed,    // a file could not be written (`index`, or -1 for the setup): `text` says why
     short_of,  // the stream ended early at file `index`: its sender went away
     mismatch,  // file `index` arrived with other bytes than tpush sent
