@@ -17,7 +17,7 @@ endif()
 
 set(TPUSH_FUZZ_SANITIZE "address,undefined" CACHE STRING "Sanitizers the fuzz targets run under")
 set(TPUSH_FUZZ_TARGETS host_list hosts_file known_hosts gcloud_json private_key wire
-    line_output ssh_config)
+    line_output ssh_config relay_report)
 
 # Only the parsers and what they call.
 set(TPUSH_FUZZ_SOURCES
@@ -32,7 +32,8 @@ set(TPUSH_FUZZ_SOURCES
   src/output/line_splitter.cpp src/output/line_output.cpp src/output/writer.cpp
   src/output/terminal_text.cpp
   src/util/base64.cpp src/util/string.cpp src/util/file.cpp src/util/child_process.cpp
-  src/util/environment.cpp)
+  src/util/environment.cpp src/util/shell_quote.cpp
+  src/relay/relay_script.cpp)
 list(TRANSFORM TPUSH_FUZZ_SOURCES PREPEND ${PROJECT_SOURCE_DIR}/)
 
 set(tpush_fuzz_flags -fsanitize=${TPUSH_FUZZ_SANITIZE} -fno-sanitize-recover=all

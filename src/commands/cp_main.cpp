@@ -163,17 +163,17 @@ int cp_main(Options& o, int signal_fd) {
   auto items = std::make_shared<const std::vector<ssh::UploadItem>>(
       load_items(plan_upload(*args, dest, recursive), preserve, total));
   Targets targets = resolve_targets(o, signal_fd);
+  // What one worker may have in flight (libssh2 copies it into packets). More
+  // is slower, not faster: OpenSSH's sftp-server compacts its input buffer by
+  // moving what is queued, so 16 workers at 4 MiB each cost sshd 4x the CPU of
+  // 512 KiB (bench/, 100 MiB pushes). 512 KiB fills a 1 Gbit/s link at 4 ms RTT.
+  const std::size_t workers = targets.workers.size();
+  const std::size_t running = std::max<std::size_t>(1, std::min(workers, o.fanout ? o.fanout : workers));
+  const std::size_t window = std::clamp<std::size_t>((256u << 20) / running, 256u << 10, 512u << 10);
   if (relay.value_or(relay_by_default(o, targets, total)))
-    return run_relayed_copy(o, signal_fd, std::move(targets), *items, preserve);
+    return run_relayed_copy(o, signal_fd, std::move(targets), items, preserve, window);
 
-  return run_transfers(o, signal_fd, std::move(targets), total, [&](const RunContext& ctx, std::size_t) {
-    // What one worker may have in flight (libssh2 copies it into packets). More
-    // is slower, not faster: OpenSSH's sftp-server compacts its input buffer by
-    // moving what is queued, so 16 workers at 4 MiB each cost sshd 4x the CPU of
-    // 512 KiB (bench/, 100 MiB pushes). 512 KiB fills a 1 Gbit/s link at 4 ms RTT.
-    const std::size_t workers = ctx.workers().size();
-    const std::size_t running = std::max<std::size_t>(1, std::min(workers, o.fanout ? o.fanout : workers));
-    const std::size_t window = std::clamp<std::size_t>((256u << 20) / running, 256u << 10, 512u << 10);
+  return run_transfers(o, signal_fd, std::move(targets), total, [&](const RunContext&, std::size_t) {
     return [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); };
   });
 }

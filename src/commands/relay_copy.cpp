@@ -42,8 +42,8 @@ bool relay_by_default(const Options& o, const Targets& t, std::uint64_t total_by
   return t.workers.size() >= 3 && total_bytes >= kRelayMinBytes && one_tpu_slice(t) && relay_refusal(o, t).empty();
 }
 
-int run_relayed_copy(const Options& o, int signal_fd, Targets t, const std::vector<ssh::UploadItem>& items,
-                     bool preserve) {
+int run_relayed_copy(const Options& o, int signal_fd, Targets t,
+                     std::shared_ptr<const std::vector<ssh::UploadItem>> items, bool preserve, std::size_t window) {
   if (const std::string why = relay_refusal(o, t); !why.empty()) throw UsageError(why);
   // The workers of a TPU reach each other at their internal addresses.
   std::vector<std::string> hop_addresses(t.workers.size());
@@ -56,7 +56,7 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t, const std::vect
                      " (raise it with ulimit -n, or use --no-relay)");
   std::vector<relay::RelayItem> relay_items;
   std::uint64_t total = 0;
-  for (const ssh::UploadItem& item : items) {
+  for (const ssh::UploadItem& item : *items) {
     relay::RelayItem r;
     r.entry.directory = !item.bytes;
     r.entry.mode = item.mode;
@@ -78,8 +78,9 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t, const std::vect
       w.bytes = bytes;
       w.done = w.done || done;
     };
+    auto sftp = [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); };
     return std::make_unique<relay::RelayJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i), transfer, report,
-                                             hop_addresses[i]);
+                                             sftp, hop_addresses[i]);
   };
   auto run = ctx.run(ctx.everyone(), make_job);
   progress.clear(ctx.writer());

@@ -228,6 +228,12 @@ bool CommandJob::before_timeout() {
   return false;
 }
 
+void CommandJob::tick_work() {
+  bool pending = channel_ && channel_->requests_pending();
+  for (const auto& stop : stops_) pending = pending || stop->requests_pending();
+  if (pending) advance_work();
+}
+
 void CommandJob::forward_interrupt() {
   if (finished()) return;
   if (!channel_ && !via_shell_) return interrupt();  // still connecting: its command must not start now

@@ -29,9 +29,12 @@ std::string last_line(const std::string& text) {
 }  // namespace
 
 RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
-                   fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress,
+                   fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress, Fallback fallback,
                    const std::string& hop_address)
-    : SessionJob(index, endpoint, settings, deadlines), transfer_(transfer), progress_(std::move(progress)) {
+    : SessionJob(index, endpoint, settings, deadlines),
+      transfer_(transfer),
+      progress_(std::move(progress)),
+      make_fallback_(std::move(fallback)) {
   sink_.data = [this](int stream, std::string_view bytes) {
     if (stream == 1) return on_stdout(bytes);
     const std::string own = group_.filter(bytes);
@@ -93,7 +96,7 @@ void RelayJob::on_report(const std::string& line) {
     }
     case K::failed:
       if (r.index < 0) {
-        failure_ = "relay setup failed: " + r.text;
+        failure_ = "the relay could not start: " + r.text;
       } else {
         failure_ = transfer_.path(static_cast<std::size_t>(r.index)) + ": " + r.text;
       }
@@ -121,7 +124,35 @@ void RelayJob::quit() {
   orders_.closed = true;
 }
 
+void RelayJob::fall_back(const std::string& why) {
+  spdlog::info("{}: relay: {}; tpush sends it the copy over SFTP", transfer_.label(index_), why);
+  fallback_why_ = why;
+  if (!detached_) {
+    detached_ = true;
+    transfer_.detach(index_, false);
+  }
+  if (control_) control_->release();  // the channel ended; the session frees it
+  control_.reset();
+  fallback_ = make_fallback_(session());
+}
+
+void RelayJob::advance_fallback() {
+  fallback_->advance();
+  if (progress_) progress_(fallback_->bytes_done(), false);
+  switch (fallback_->phase()) {
+    case ssh::SftpTransfer::Phase::running:
+      return;
+    case ssh::SftpTransfer::Phase::done:
+      if (progress_) progress_(fallback_->bytes_done(), true);
+      return finish(fanout::Outcome::ok, "ok (from tpush over SFTP: " + fallback_why_ + ")", 0);
+    case ssh::SftpTransfer::Phase::failed:
+      if (fallback_->server_hung_up()) return finish(fanout::Outcome::lost, lost_reason(fallback_->error()));
+      return finish(fanout::Outcome::failed, fallback_->error());
+  }
+}
+
 void RelayJob::advance_work() {
+  if (fallback_) return advance_fallback();
   for (int attempt : std::exchange(feeds_wanted_, {}))
     feeds_.push_back(std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(transfer_.id(), attempt),
                                                         ssh::ExecChannel::Settings{false, &transfer_.stream()}));
@@ -130,6 +161,10 @@ void RelayJob::advance_work() {
   }
   control_->advance(sink_);
   if (!ended(*control_)) return;
+  if (!attached_ && make_fallback_ && (control_->phase() != ssh::ExecChannel::Phase::failed || !control_->server_hung_up())) {
+    fall_back(failure_.empty() ? why_failed() : failure_);
+    return advance_fallback();
+  }
   if (control_->phase() == ssh::ExecChannel::Phase::failed) {
     if (restart_on_fresh_session()) return;
     if (control_->server_hung_up()) return finish(fanout::Outcome::lost, lost_reason(control_->error()));
@@ -147,11 +182,14 @@ std::string RelayJob::why_failed() const {
   if (transfer_.chain().exhausted(index_))
     return "the copy did not check out in " + std::to_string(RelayChain::kMaxAttempts) + " attempts";
   const std::string said = last_line(stderr_tail_);
-  return "the relay ended early (exit " + std::to_string(control_->exit_status()) + (said.empty() ? "" : ": " + said) +
-         ")";
+  const std::string status = control_->phase() == ssh::ExecChannel::Phase::failed
+                                 ? control_->error()
+                                 : "exit " + std::to_string(control_->exit_status()) + (said.empty() ? "" : ": " + said);
+  return (attached_ ? "the relay ended early (" : "the relay's script could not run (") + status + ")";
 }
 
 util::Wait RelayJob::work_wait() const {
+  if (fallback_) return fallback_->wait();
   return ssh::sending(session()) ? util::Wait::read_write : util::Wait::read;
 }
 
@@ -162,6 +200,7 @@ void RelayJob::release_work() {
   }
   if (control_) control_->release();
   for (auto& f : feeds_) f->release();
+  if (fallback_) fallback_->release();
 }
 
 }  // namespace tpush::relay

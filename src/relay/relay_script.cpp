@@ -1,5 +1,6 @@
 #include "tpush/relay/relay_script.h"
 
+#include <cctype>
 #include <charconv>
 
 #include "tpush/util/shell_quote.h"
@@ -160,6 +161,7 @@ receive() {
   say end
 }
 
+set -f  # an order's words are never file name patterns
 while IFS= read -r cmd; do
   set -- $cmd
   case ${1-} in
@@ -174,6 +176,23 @@ std::string directory_of(const std::string& id) { return "/tmp/tpush-relay-" + i
 void field(std::string& out, std::string_view value) {
   out.append(value);
   out.push_back('\0');
+}
+
+// One word of an order line: bytes the script would split on or that no host,
+// user or key holds become '_' (such a hop then fails, and tpush feeds the
+// worker itself). `key`: "TYPE BASE64", whose one blank is kept.
+std::string word(std::string_view value, bool key = false) {
+  std::string out(value.empty() ? "_" : value);
+  bool blank_kept = false;
+  for (char& c : out) {
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || std::string_view("._:@%+=,/[]-").find(c) != std::string_view::npos;
+    if (key && c == ' ' && !blank_kept) {
+      blank_kept = true;
+      continue;
+    }
+    if (!plain) c = '_';
+  }
+  return out;
 }
 
 std::string octal(unsigned mode) {
@@ -226,8 +245,8 @@ std::string relay_setup(const std::string& private_key, const std::string& autho
 std::string relay_go(int attempt, const std::optional<HopTarget>& next) {
   const std::string head = "go " + std::to_string(attempt) + " ";
   if (!next) return head + "-\n";
-  return head + next->address + " " + std::to_string(next->port) + " " + next->user + " " + next->alias + " " +
-         next->host_key + "\n";
+  return head + word(next->address) + " " + std::to_string(next->port) + " " + word(next->user) + " " +
+         word(next->alias) + " " + word(next->host_key, true) + "\n";
 }
 
 RelayReport parse_relay_report(std::string_view line) {

@@ -25,9 +25,11 @@ class Island(farm_mod.Sshd):
     """An sshd in its own mount namespace with a private tmpfs on `data`."""
 
     def __init__(self, directory: Path, address: str, port: int, authorized_keys: Path, data: Path,
-                 tmpfs_size: str = "1g", sftp: str = "internal-sftp"):
+                 tmpfs_size: str = "1g", sftp: str = "internal-sftp", broken: str | None = None):
+        """`broken`: a program (an absolute path) that fails on this worker (/bin/false in its place)."""
         super().__init__(directory, address, port, authorized_keys)
         self.address, self.data, self.tmpfs_size, self.sftp = address, data, tmpfs_size, sftp
+        self.broken = broken
 
     def write_config(self) -> None:
         super().write_config()
@@ -41,8 +43,10 @@ class Island(farm_mod.Sshd):
         self.write_config()
         subprocess.run([farm_mod.SSHD, "-t", "-f", str(self.config)], check=True, timeout=30,
                        stdin=subprocess.DEVNULL, capture_output=True)
-        script = (f"mount -t tmpfs -o size={self.tmpfs_size},mode=0755 tpush-island {self.data} && "
-                  f"exec {farm_mod.SSHD} -D -f {self.config} -E {self.log}")
+        script = f"mount -t tmpfs -o size={self.tmpfs_size},mode=0755 tpush-island {self.data} && "
+        if self.broken:
+            script += f"mount --bind /bin/false {self.broken} && "
+        script += f"exec {farm_mod.SSHD} -D -f {self.config} -E {self.log}"
         self.proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)

@@ -3,13 +3,15 @@ worker checking every file against tpush's own SHA-256 before it is renamed into
 place. Each worker has a filesystem of its own (islands.py), so every copy is real.
 
 Worker 2 has a 256 KiB disk; worker 5's sshd reads another key file, so it
-refuses the relay's key and tpush must send it the bytes itself."""
+refuses the relay's key and tpush must send it the bytes itself; worker 15's
+mkfifo fails, so the relay cannot start there at all."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -21,14 +23,15 @@ from conftest import Tpush, farm_mod
 from islands import Islands, have_unshare
 
 WORKERS = 16
-SMALL_DISK, REFUSES_HOP = 2, 5
+SMALL_DISK, REFUSES_HOP, CANNOT_RELAY = 2, 5, 15
 
 
 @pytest.fixture(scope="module")
 def islands(farm):
     if not have_unshare():
         pytest.skip("needs root and unshare -m (mount namespaces) for per-worker filesystems")
-    isl = Islands(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"), REFUSES_HOP: dict(authorized_keys="own")},
+    isl = Islands(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"), REFUSES_HOP: dict(authorized_keys="own"),
+                                  CANNOT_RELAY: dict(broken=shutil.which("mkfifo"))},
                   subnet=151)
     try:
         yield isl
@@ -82,7 +85,7 @@ def settled(islands, farm, keys_before, timeout=20) -> list[str]:
     return left
 
 
-PLAIN = [k for k in range(WORKERS) if k not in (SMALL_DISK, REFUSES_HOP)]
+PLAIN = [k for k in range(WORKERS) if k not in (SMALL_DISK, REFUSES_HOP, CANNOT_RELAY)]
 
 
 def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, tmp_path):
@@ -154,6 +157,23 @@ def test_a_worker_that_cannot_store_still_passes_the_bytes_on(tp, env, islands, 
     assert res[islands.hosts[3]]["reason"] == f"ok (from {islands.hosts[SMALL_DISK]})", res
     assert sha(islands.islands[3].path("r4/f")) == sha(src)
     assert not [p for p in islands.islands[SMALL_DISK].path("r4").iterdir()], "a temporary file was left"
+
+
+def test_a_worker_that_cannot_run_the_relay_gets_its_copy_over_sftp(tp, env, farm, islands, tmp_path):
+    keys_before = Path(farm.authorized_keys).read_text()
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(5 * 1024 * 1024))
+    ks = [0, 1, CANNOT_RELAY, 3]
+    r = tp("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r10/f", env=env)
+    assert r.returncode == 0, r
+    res = results(r)
+    why = res[islands.hosts[CANNOT_RELAY]]["reason"]
+    assert why.startswith("ok (from tpush over SFTP: the relay could not start: cannot write /tmp/tpush-relay-"), why
+    assert res[islands.hosts[3]]["reason"] == f"ok (from {islands.hosts[1]})", res
+    assert "tpush: info: relay: attempt 1: 3 workers: tpush -> " in r.err, r.err
+    for k in ks:
+        assert sha(islands.islands[k].path("r10/f")) == sha(src), islands.hosts[k]
+    assert settled(islands, farm, keys_before) == []
 
 
 def wait_for_bytes(island, rel: str, timeout=60) -> None:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,10 @@ int run_transfers(const Options& o, int signal_fd, Targets t, std::uint64_t tota
 
 // The copy sent once (--relay): the first worker gets the bytes from tpush and
 // each passes them on to the next (relay/); same summary and exit code.
-int run_relayed_copy(const Options& o, int signal_fd, Targets t, const std::vector<ssh::UploadItem>& items,
-                     bool preserve);
+// A worker that cannot run the relay's script gets its copy over SFTP from
+// tpush, `window` bytes in flight.
+int run_relayed_copy(const Options& o, int signal_fd, Targets t,
+                     std::shared_ptr<const std::vector<ssh::UploadItem>> items, bool preserve, std::size_t window);
 
 // Below this many bytes a relay costs more (a script, a key, a hop's login on
 // every worker) than it saves.

@@ -40,6 +40,10 @@ class CommandJob final : public SessionJob {
 
  private:
   void start_work(LIBSSH2_SESSION* session) override;
+  // A ^C or signal that the channel could not take when it was asked for goes
+  // out from the next tick, not only at the next bytes from the worker (a
+  // command that prints nothing, as `sleep`, may send none for seconds).
+  void tick_work() override;
   void advance_work() override;
   util::Wait work_wait() const override;
   bool work_paused() const override { return carrier_paused(); }

@@ -14,6 +14,7 @@
 #include "tpush/relay/relay_transfer.h"
 #include "tpush/ssh/exec_channel.h"
 #include "tpush/ssh/remote_group.h"
+#include "tpush/ssh/sftp_transfer.h"
 
 namespace tpush::relay {
 
@@ -21,11 +22,14 @@ class RelayJob final : public fanout::SessionJob {
  public:
   // Told the bytes stored so far and whether the worker is done (the progress line).
   using ProgressFn = std::function<void(std::uint64_t bytes, bool done)>;
+  // The copy sent by tpush itself over SFTP, for a worker that cannot run the
+  // relay's script (no bash, a /tmp it cannot write, exec refused).
+  using Fallback = std::function<std::unique_ptr<ssh::SftpTransfer>(LIBSSH2_SESSION*)>;
 
   // `hop_address`: where the other workers reach this one ("": where tpush
   // connects; a TPU worker's internal address otherwise).
   RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
-           fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress,
+           fanout::Deadlines deadlines, RelayTransfer& transfer, ProgressFn progress, Fallback fallback,
            const std::string& hop_address = "");
   ~RelayJob() override;
 
@@ -52,6 +56,10 @@ class RelayJob final : public fanout::SessionJob {
   void advance_work() override;
   void tick_work() override { advance_work(); }
   util::Wait work_wait() const override;
+  // The relay could not start on this worker (`why`): out of the chain, and
+  // the copy goes over SFTP instead.
+  void fall_back(const std::string& why);
+  void advance_fallback();
   void release_work() override;
   void forward_interrupt() override { interrupt(); }
 
@@ -61,6 +69,9 @@ class RelayJob final : public fanout::SessionJob {
 
   RelayTransfer& transfer_;
   ProgressFn progress_;
+  Fallback make_fallback_;
+  std::unique_ptr<ssh::SftpTransfer> fallback_;
+  std::string fallback_why_;
   Orders orders_;
   std::unique_ptr<ssh::ExecChannel> control_;
   std::vector<std::unique_ptr<ssh::ExecChannel>> feeds_;

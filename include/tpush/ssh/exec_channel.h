@@ -54,6 +54,9 @@ class ExecChannel {
   void interrupt_remote();
   // Sends a signal request ("TERM", "KILL"...) as soon as the channel allows.
   void send_signal(std::string name);
+  // True while a ^C or a signal request waits to be sent (the channel could not
+  // take it yet): the next advance() sends it.
+  bool requests_pending() const { return pending_ctrl_c_ || !pending_signal_.empty(); }
 
   // Valid once done: the exit status, or the signal name ("KILL") when the
   // command was killed by one (libssh2 then reports status 0: check this first).
