@@ -72,15 +72,9 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t,
   output::Progress progress(ctx.labels(), total, output::Progress::stderr_is_terminal());
   ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
-    auto report = [&progress, i](std::uint64_t bytes, bool done) {
-      auto& w = progress.worker(i);
-      w.started = true;
-      w.bytes = bytes;
-      w.done = w.done || done;
-    };
     auto sftp = [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); };
-    return std::make_unique<relay::RelayJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i), transfer, report,
-                                             sftp, hop_addresses[i]);
+    return std::make_unique<relay::RelayJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i), transfer,
+                                             progress.reporter(i), sftp, hop_addresses[i]);
   };
   auto run = ctx.run(ctx.everyone(), make_job);
   progress.clear(ctx.writer());

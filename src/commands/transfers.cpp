@@ -24,14 +24,8 @@ int run_transfers(const Options& o, int signal_fd, Targets t, std::uint64_t tota
   output::Progress progress(ctx.labels(), total_bytes, output::Progress::stderr_is_terminal());
   ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
-    auto report = [&progress, i](std::uint64_t bytes, bool done) {
-      auto& w = progress.worker(i);
-      w.started = true;
-      w.bytes = bytes;
-      w.done = w.done || done;
-    };
     return std::make_unique<fanout::CopyJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i),
-                                             transfer_for(ctx, i), report);
+                                             transfer_for(ctx, i), progress.reporter(i));
   };
   auto run = ctx.run(ctx.everyone(), make_job);
   ctx.retry_moved(run, tpu_refresher(o, t, signal_fd), make_job);

@@ -110,3 +110,24 @@ class Islands:
         for i in self.islands:
             i.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def tpush_for(tpush_bin, home, islands: Islands):
+    """A Tpush whose known_hosts holds the islands' host keys."""
+    from conftest import Tpush
+    with open(home / ".ssh" / "known_hosts", "a") as f:
+        f.write(islands.known_hosts())
+    return Tpush(tpush_bin, home)
+
+
+def islands_fixture(farm, count: int, specials: dict | None = None, subnet: int = 150):
+    """The body of a module fixture: Islands started, yielded, stopped; skipped where
+    mount namespaces are not available (not root, or no unshare -m)."""
+    import pytest
+    if not have_unshare():
+        pytest.skip("needs root and unshare -m (mount namespaces) for per-worker filesystems")
+    isl = Islands(farm, count, specials, subnet)
+    try:
+        yield isl
+    finally:
+        isl.stop()

@@ -19,28 +19,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Tpush, farm_mod
-from islands import Islands, have_unshare
+from conftest import farm_mod
+from islands import islands_fixture, tpush_for
 
 ISLANDS = 16
 
 
 @pytest.fixture(scope="module")
 def islands(farm):
-    if not have_unshare():
-        pytest.skip("needs root and unshare -m (mount namespaces) for per-worker filesystems")
-    isl = Islands(farm, ISLANDS, {1: dict(sftp="internal-sftp -R"), 2: dict(tmpfs_size="256k")})
-    try:
-        yield isl
-    finally:
-        isl.stop()
+    yield from islands_fixture(farm, ISLANDS, {1: dict(sftp="internal-sftp -R"), 2: dict(tmpfs_size="256k")})
 
 
 @pytest.fixture
 def tp(tpush_bin, home, islands):
-    with open(home / ".ssh" / "known_hosts", "a") as f:
-        f.write(islands.known_hosts())
-    return Tpush(tpush_bin, home)
+    return tpush_for(tpush_bin, home, islands)
 
 
 def sha(p: Path) -> str:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Tpush, farm_mod
-from islands import Islands, have_unshare
+from conftest import farm_mod
+from islands import islands_fixture, tpush_for
 
 WORKERS = 16
 SMALL_DISK, REFUSES_HOP, CANNOT_RELAY = 2, 5, 15
@@ -28,22 +28,14 @@ SMALL_DISK, REFUSES_HOP, CANNOT_RELAY = 2, 5, 15
 
 @pytest.fixture(scope="module")
 def islands(farm):
-    if not have_unshare():
-        pytest.skip("needs root and unshare -m (mount namespaces) for per-worker filesystems")
-    isl = Islands(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"), REFUSES_HOP: dict(authorized_keys="own"),
-                                  CANNOT_RELAY: dict(broken=shutil.which("mkfifo"))},
-                  subnet=151)
-    try:
-        yield isl
-    finally:
-        isl.stop()
+    yield from islands_fixture(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"),
+                                               REFUSES_HOP: dict(authorized_keys="own"),
+                                               CANNOT_RELAY: dict(broken=shutil.which("mkfifo"))}, subnet=151)
 
 
 @pytest.fixture
 def tp(tpush_bin, home, islands):
-    with open(home / ".ssh" / "known_hosts", "a") as f:
-        f.write(islands.known_hosts())
-    return Tpush(tpush_bin, home)
+    return tpush_for(tpush_bin, home, islands)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ class Progress {
   Progress(std::vector<std::string> labels, std::uint64_t total_per_worker, bool enabled);
 
   WorkerProgress& worker(std::size_t i) { return workers_[i]; }
+  // What a copy job calls with worker i's bytes so far and whether it is done.
+  std::function<void(std::uint64_t bytes, bool done)> reporter(std::size_t i) {
+    return [this, i](std::uint64_t bytes, bool done) {
+      WorkerProgress& w = workers_[i];
+      w.started = true;
+      w.bytes = bytes;
+      w.done = w.done || done;
+    };
+  }
   bool enabled() const { return enabled_; }
   // Redraws through `writer` (stderr, in order with worker lines) when due.
   void poll(Writer& writer, std::chrono::steady_clock::time_point now);
