@@ -20,10 +20,6 @@ const ssh::ExecChannel::Sink kDiscard{[](int, std::string_view) {}, [] { return 
 // the next event after this (a keepalive's answer at the latest).
 constexpr auto kStopsWait = std::chrono::seconds(1);
 
-bool ended(const ssh::ExecChannel& c) {
-  return c.phase() == ssh::ExecChannel::Phase::done || c.phase() == ssh::ExecChannel::Phase::failed;
-}
-
 }  // namespace
 
 CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
@@ -99,7 +95,7 @@ bool CommandJob::carrier_paused() const {
 
 bool CommandJob::stops_pending() const {
   for (const auto& stop : stops_)
-    if (!ended(*stop)) return true;
+    if (!stop->ended()) return true;
   return false;
 }
 
@@ -119,9 +115,9 @@ util::Wait CommandJob::work_wait() const {
 
 void CommandJob::advance_work() {
   for (auto& stop : stops_) {
-    const bool was = ended(*stop);
+    const bool was = stop->ended();
     stop->advance(kDiscard);
-    if (!was && ended(*stop))
+    if (!was && stop->ended())
       spdlog::trace("worker {}: stop channel ended: {} exit {} {}", index_, static_cast<int>(stop->phase()),
                     stop->exit_status(), stop->error());
   }
@@ -150,7 +146,7 @@ void CommandJob::advance_work() {
   start_shell();
   if (!channel_opening())
     for (const auto& signal : std::exchange(queued_signals_, {})) signal_group(signal);
-  if (channel_ && ended(*channel_) && !shell_settling() && !waiting_for_stops()) return finish_from_channel();
+  if (channel_ && channel_->ended() && !shell_settling() && !waiting_for_stops()) return finish_from_channel();
   // -u: the group has its TERM; the connection can go (the watchdog sends HUP
   // to whatever is left).
   if (timing_out_ && !stops_pending()) finish(Outcome::timed_out, timed_out_reason());

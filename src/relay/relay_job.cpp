@@ -14,10 +14,6 @@
 namespace tpush::relay {
 namespace {
 
-bool ended(const ssh::ExecChannel& c) {
-  return c.phase() == ssh::ExecChannel::Phase::done || c.phase() == ssh::ExecChannel::Phase::failed;
-}
-
 // The last line of `text` that holds anything.
 std::string last_line(const std::string& text) {
   std::size_t end = text.find_last_not_of("\r\n");
@@ -47,9 +43,7 @@ RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Connect
   where_ = HopTarget{hop_address.empty() ? endpoint.host : hop_address, endpoint.port, endpoint.user, "", ""};
 }
 
-RelayJob::~RelayJob() {
-  if (!detached_) transfer_.detach(index_, true);
-}
+RelayJob::~RelayJob() { detach(true); }
 
 void RelayJob::order(std::string line) { orders_.text += line; }
 
@@ -127,10 +121,7 @@ void RelayJob::quit() {
 void RelayJob::fall_back(const std::string& why) {
   spdlog::info("{}: relay: {}; tpush sends it the copy over SFTP", transfer_.label(index_), why);
   fallback_why_ = why;
-  if (!detached_) {
-    detached_ = true;
-    transfer_.detach(index_, false);
-  }
+  detach(false);
   if (control_) control_->release();  // the channel ended; the session frees it
   control_.reset();
   fallback_ = make_fallback_(session());
@@ -157,10 +148,10 @@ void RelayJob::advance_work() {
     feeds_.push_back(std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(transfer_.id(), attempt),
                                                         ssh::ExecChannel::Settings{false, &transfer_.stream()}));
   for (auto& f : feeds_) {
-    if (!ended(*f)) f->advance(feed_sink_);
+    if (!f->ended()) f->advance(feed_sink_);
   }
   control_->advance(sink_);
-  if (!ended(*control_)) return;
+  if (!control_->ended()) return;
   if (!attached_ && make_fallback_ && (control_->phase() != ssh::ExecChannel::Phase::failed || !control_->server_hung_up())) {
     fall_back(failure_.empty() ? why_failed() : failure_);
     return advance_fallback();
@@ -193,11 +184,14 @@ util::Wait RelayJob::work_wait() const {
   return ssh::sending(session()) ? util::Wait::read_write : util::Wait::read;
 }
 
+void RelayJob::detach(bool mid_attempt) {
+  if (detached_) return;
+  detached_ = true;
+  transfer_.detach(index_, mid_attempt);
+}
+
 void RelayJob::release_work() {
-  if (!detached_) {
-    detached_ = true;
-    transfer_.detach(index_, !quitting_);
-  }
+  detach(!quitting_);
   if (control_) control_->release();
   for (auto& f : feeds_) f->release();
   if (fallback_) fallback_->release();

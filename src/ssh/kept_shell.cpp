@@ -123,7 +123,7 @@ KeptShell::KeptShell(LIBSSH2_SESSION* session)
 bool KeptShell::opening() const { return channel_.phase() == ExecChannel::Phase::open; }
 
 bool KeptShell::ended() const {
-  return channel_.phase() == ExecChannel::Phase::done || channel_.phase() == ExecChannel::Phase::failed;
+  return channel_.ended();
 }
 
 bool KeptShell::run(std::string_view command, const std::string& group_tag) {

@@ -60,6 +60,9 @@ class RelayJob final : public fanout::SessionJob {
   // the copy goes over SFTP instead.
   void fall_back(const std::string& why);
   void advance_fallback();
+  // Tells the transfer this worker is out (once). `mid_attempt`: it may have
+  // been passing bytes on.
+  void detach(bool mid_attempt);
   void release_work() override;
   void forward_interrupt() override { interrupt(); }
 

@@ -64,8 +64,11 @@ class RelayTransfer {
   // How many times tpush sent the bytes itself (the first worker's feed, and
   // any a broken link called for).
   std::size_t sends() const { return sends_; }
-  // The path of manifest entry `index` on the workers.
-  const std::string& path(std::size_t index) const { return paths_.at(index); }
+  // The path of manifest entry `index` on the workers; an index no entry has
+  // (a worker's report is untrusted) reads "entry INDEX".
+  std::string path(std::size_t index) const {
+    return index < paths_.size() ? paths_[index] : "entry " + std::to_string(index);
+  }
 
  private:
   // The files' bytes back to back, each job at its own offset.

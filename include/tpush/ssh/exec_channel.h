@@ -45,6 +45,8 @@ class ExecChannel {
 
   void advance(const Sink& sink);
   Phase phase() const { return phase_; }
+  // Done or failed: nothing more will happen on the channel.
+  bool ended() const { return phase_ == Phase::done || phase_ == Phase::failed; }
   util::Wait wait() const { return wait_; }
   bool paused() const { return paused_; }
   std::uint64_t input_offset() const { return input_offset_; }
