@@ -270,6 +270,10 @@ HostItem parse_host_item(string_view item) {
     }
   }
   if (rest.empty()) fail_host_list(item, "missing host name (write [user@]host[:port])");
+  if (rest.front() == '#') {  // `alice@# note`: the comment would leave alice@ with no host
+    fail_host_list(item, "a host name cannot start with '#' (write user@host; a '#' starts a comment after a "
+                         "blank or a comma)");
+  }
 
   // [v6addr] or [v6addr]:port
   if (rest.front() == '[') {

@@ -470,6 +470,10 @@ TEST_CASE("host list: '#' starts a comment at the start of an item, inside a nam
   CHECK(expand_error("a^#b") == "bad host list 'a^#b': '#b' at column 3: a host name cannot start with '#' (a '#' "
                                 "starts a comment after a blank or a comma, and is part of a name inside one)");
   CHECK_THROWS_AS(expand_host_list("a,-#b"), UsageError);
+  // Or right after user@ (the fuzzer's `alice@# comment` ran on a host named '#').
+  CHECK(expand_error("alice@#x") == "bad host list 'alice@#x': a host name cannot start with '#' (write user@host; a "
+                                    "'#' starts a comment after a blank or a comma)");
+  CHECK_THROWS_AS(parse_hosts_text("alice@# comment\n", "f"), UsageError);
   // #include still reads a file from the first column.
   CHECK(expand_error("#include").find("#include takes one file name") != std::string::npos);
 }
