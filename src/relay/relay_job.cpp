@@ -145,10 +145,15 @@ void RelayJob::advance_fallback() {
 void RelayJob::advance_work() {
   if (fallback_) return advance_fallback();
   for (int attempt : std::exchange(feeds_wanted_, {}))
-    feeds_.push_back(std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(transfer_.id(), attempt),
-                                                        ssh::ExecChannel::Settings{false, &transfer_.stream()}));
-  for (auto& f : feeds_) {
-    if (!f->ended()) f->advance(feed_sink_);
+    feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(transfer_.id(), attempt),
+                                                                  ssh::ExecChannel::Settings{false, &transfer_.stream()})});
+  for (Feed& f : feeds_) {
+    if (f.ended) continue;
+    f.channel->advance(feed_sink_);
+    if (!f.channel->ended()) continue;
+    f.ended = true;
+    if (f.channel->phase() == ssh::ExecChannel::Phase::done && f.channel->exit_status() != 0)
+      transfer_.not_fed(index_, f.attempt, f.channel->exit_status() == kFeedCut);
   }
   control_->advance(sink_);
   if (!control_->ended()) return;
@@ -193,7 +198,7 @@ void RelayJob::detach(bool mid_attempt) {
 void RelayJob::release_work() {
   detach(!quitting_);
   if (control_) control_->release();
-  for (auto& f : feeds_) f->release();
+  for (Feed& f : feeds_) f.channel->release();
   if (fallback_) fallback_->release();
 }
 

@@ -94,6 +94,14 @@ locked authorize "$line" || fail "cannot add the relay key to $ak"
 umask 022
 say ready
 
+# SHA-256 of the file $1: OpenSSL's where there is one (several times faster
+# than coreutils' on CPUs with SHA instructions), else sha256sum.
+if command -v openssl > /dev/null 2>&1; then
+  digest() { openssl dgst -sha256 -r < "$1"; }
+else
+  digest() { sha256sum < "$1"; }
+fi
+
 # Stores the stream on stdin: the manifest's files, in order.
 store() {
   local i=0 p dir got
@@ -112,7 +120,7 @@ store() {
       head -c "${size[i]}" > "$tmp" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
       got=$(stat -c %s -- "$tmp")
       [ "$got" = "${size[i]}" ] || { say "short $i $got"; return 2; }
-      got=$(sha256sum < "$tmp")
+      got=$(digest "$tmp")
       [ "${got%% *}" = "${sum[i]}" ] || { say "mismatch $i"; return 2; }
       chmod "${mode[i]}" -- "$tmp" 2>"$d/err" &&
         { [ "$keep" = 0 ] || touch -m -d "@${mtime[i]}" -- "$tmp" 2>"$d/err"; } &&
@@ -129,7 +137,7 @@ store() {
 release() {
   [ -p "$1" ] || return 0
   : <> "$1"
-  rm -f "$1"
+  rm -f "$1" "$1.pid"
 }
 
 # go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS KEYTYPE KEY: receive once
@@ -147,7 +155,8 @@ receive() {
       ssh -F /dev/null -p "$3" -l "$4" -i "$d/key" -o IdentitiesOnly=yes -o IdentityAgent=none \
         -o BatchMode=yes -o UserKnownHostsFile="$d/known" -o GlobalKnownHostsFile=/dev/null \
         -o StrictHostKeyChecking=yes -o HostKeyAlias="$5" -o ConnectTimeout=10 \
-        -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR -- "$2" "tpush-relay $1" \
+        -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR \
+        -o Ciphers=^aes128-gcm@openssh.com,aes256-gcm@openssh.com -- "$2" "tpush-relay $1" \
         < "$d/fwd" > /dev/null 2> "$d/hop"
       status=$?
       [ "$status" = 0 ] || say "hop $status $(tail -n 1 "$d/hop")"
@@ -210,14 +219,18 @@ std::string relay_control_command(const std::string& id, bool preserve, const st
 
 std::string relay_feed_command(const std::string& id, int attempt) {
   // The login shell may be any shell: /bin/sh finds the worker's directory.
+  // A sender that got as far as the FIFO left its pid: bytes may have arrived,
+  // so tpush's own would follow them; it cuts that sender off instead (exit 3),
+  // and the worker's copy ends short.
   return "exec /bin/sh -c 'set -- $SSH_CONNECTION; f=" + directory_of(id) + "/$3/in." + std::to_string(attempt) +
-         "; [ -p \"$f\" ] && exec cat > \"$f\"'";
+         "; [ -p \"$f\" ] || exit 1; if [ -s \"$f.pid\" ]; then kill $(cat \"$f.pid\") 2>/dev/null; exit " +
+         std::to_string(kFeedCut) + "; fi; exec cat > \"$f\"'";
 }
 
 std::string relay_authorized_line(const std::string& id, const std::string& public_line) {
   // The sending worker asks for "tpush-relay ATTEMPT": its FIFO is in.ATTEMPT.
   const std::string forced = "exec /bin/sh -c 'set -- $SSH_CONNECTION $SSH_ORIGINAL_COMMAND; case $6 in [1-9]) ;; *) exit 2;; esac; f=" +
-                             directory_of(id) + "/$3/in.$6; [ -p $f ] && exec cat > $f'";
+                             directory_of(id) + "/$3/in.$6; [ -p $f ] && exec 3> $f && echo $$ > $f.pid && exec cat >&3 3>&-'";
   return "restrict,command=\"" + forced + "\",expiry-time=\"@EXPIRY@\" " + public_line;
 }
 

@@ -102,6 +102,16 @@ void RelayTransfer::dispatch() {
       if (job) job->quit();
 }
 
+void RelayTransfer::not_fed(std::size_t worker, int attempt, bool cut) {
+  --sends_;
+  if (cut)
+    spdlog::info("{}: relay: bytes from the worker before it had arrived: attempt {} ends there, and it gets them "
+                 "again in a new chain",
+                 labels_[worker], attempt);
+  else
+    spdlog::debug("{}: relay: attempt {} had ended before tpush could feed it", labels_[worker], attempt);
+}
+
 std::string RelayTransfer::how(std::size_t worker) const {
   const auto sender = chain_.sender(worker);
   std::string s = "from " + (sender ? labels_[*sender] : std::string("tpush"));
@@ -116,8 +126,9 @@ void RelayTransfer::describe(const std::vector<RelayChain::Order>& orders) const
   for (const auto& o : orders) {
     const std::string& who = labels_[o.worker];
     if (!o.go) {
-      spdlog::info("{}: relay: tpush sends it the bytes itself (attempt {}): the worker before it is gone", who,
-                   o.attempt);
+      spdlog::info("{}: relay: its sender failed: tpush sends it the bytes itself (attempt {}), unless some had "
+                   "arrived",
+                   who, o.attempt);
       continue;
     }
     if (!o.feed) continue;  // described from the head of its chain

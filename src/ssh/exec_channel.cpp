@@ -45,7 +45,7 @@ void ExecChannel::flush_requests() {
   if (phase_ != Phase::stream || write_blocked_) return;
   if (pending_ctrl_c_) {
     const ssize_t n = libssh2_channel_write(channel_, "\x03", 1);
-    if (n == LIBSSH2_ERROR_EAGAIN) return;
+    if (n == LIBSSH2_ERROR_EAGAIN || n == 0) return;  // 0: no window yet
     pending_ctrl_c_ = false;
   }
   if (!pending_signal_.empty()) {
@@ -124,23 +124,42 @@ void ExecChannel::advance(const Sink& sink) {
 }
 
 // Writes what stdin has for this worker, then EOF once it is all sent.
+//
+// A write libssh2 answered EAGAIN left a packet half sent: until this channel
+// writes again (libssh2 resends the rest), every other packet of the session,
+// this channel's close or another channel's data, gets EAGAIN. So a pending
+// packet is always finished, even after the command stopped reading.
 bool ExecChannel::feed_input() {
   write_blocked_ = false;
   const InputSource* in = settings_.input;
-  while (in) {
+  while (in && (packet_pending_ || !input_refused_)) {
     const std::string_view data = in->peek(input_offset_);
     if (data.empty()) break;
     const ssize_t n = libssh2_channel_write(channel_, data.data(), data.size());
     if (n == LIBSSH2_ERROR_EAGAIN) {
-      write_blocked_ = true;  // the window is full: the command reads slowly
+      write_blocked_ = packet_pending_ = true;  // the socket is full
+      return true;
+    }
+    packet_pending_ = false;
+    if (n == LIBSSH2_ERROR_CHANNEL_CLOSED || (n <= 0 && libssh2_channel_eof(channel_))) {
+      // The command ended without reading all of it (as `head` does): its
+      // exit status, on its way, says how that went.
+      input_refused_ = eof_sent_ = true;
+      return true;
+    }
+    // 0: the channel's window is closed (libssh2 says 0, not EAGAIN, when it
+    // read what had come and found no window adjust): the command reads slowly.
+    if (n == 0) {
+      write_blocked_ = true;
       return true;
     }
     if (n < 0) {
       fail("sending stdin failed", static_cast<int>(n));
       return false;
     }
-    input_offset_ += static_cast<std::uint64_t>(n);
+    if (!input_refused_) input_offset_ += static_cast<std::uint64_t>(n);
   }
+  if (input_refused_) return true;
   // A pty keeps its input side open: EOF would end the channel's writes, and
   // with them the ^C that interrupt_remote() sends.
   const bool input_done = !settings_.pty && (!in || in->at_end(input_offset_));
@@ -196,12 +215,18 @@ void ExecChannel::stream(const Sink& sink) {
     // Reading may have opened the remote window: send more stdin.
     if (progress && write_blocked_ && !feed_input()) return;
   }
-  // Both streams at their end: EOF, or a close without EOF.
+  // Both streams at their end: EOF, or a close without EOF. A packet half
+  // sent goes out first (see feed_input).
   if (ended == 2 || libssh2_channel_eof(channel_)) {
-    phase_ = Phase::close;
-    return;
+    if (packet_pending_ && !feed_input()) return;
+    if (!packet_pending_) {
+      phase_ = Phase::close;
+      return;
+    }
   }
-  wait_ = write_blocked_ ? util::Wait::read_write : util::Wait::read;
+  // A closed window opens with a packet to read: waiting to write would spin.
+  const bool can_write = packet_pending_ || (write_blocked_ && libssh2_channel_window_write(channel_) > 0);
+  wait_ = can_write ? util::Wait::read_write : util::Wait::read;
 }
 
 }  // namespace tpush::ssh

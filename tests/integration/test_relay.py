@@ -127,7 +127,8 @@ def test_a_worker_that_refuses_the_hop_gets_the_bytes_from_tpush_and_passes_them
     assert r.returncode == 0, r
     refused = islands.hosts[REFUSES_HOP]
     assert f"tpush: info: {islands.hosts[4]}: relay: passing the bytes on failed (ssh exit 255 " in r.err, r.err
-    assert f"tpush: info: {refused}: relay: tpush sends it the bytes itself (attempt 1)" in r.err, r.err
+    assert f"tpush: info: {refused}: relay: its sender failed: tpush sends it the bytes itself (attempt 1)" in r.err, r.err
+    assert "had arrived: attempt" not in r.err, r.err  # nothing had: the feed was the sender
     res = results(r)
     assert res[refused]["reason"] == "ok (from tpush)", res
     assert res[islands.hosts[6]]["reason"] == f"ok (from {refused})", res

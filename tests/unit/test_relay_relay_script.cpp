@@ -53,16 +53,20 @@ struct Worker : tpush::test::TempDir {
   // Runs the control script to the end of one attempt fed with `feed`, then
   // `after` (shell code, run before "quit"); returns the driver's output: the
   // script's reports, then what `after` printed.
-  tpush::test::ShellRun run(const std::string& feed, const std::string& after = ":") {
+  tpush::test::ShellRun run(const std::string& feed, const std::string& after = ":",
+                            const std::string& feeding = "bash feed < stream") {
     write("command", relay_control_command(id, false, keys.string()));
     write("feed", relay_feed_command(id, 1));
+    const std::string line = relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id);
+    const std::size_t from = line.find("command=\"") + 9;
+    write("sender", line.substr(from, line.find("\",expiry") - from));  // the hop key's forced command
     write("setup", relay_setup("KEY\n", relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id), manifest));
     write("stream", feed);
     const std::string d = path().string();
     return run_shell("cd '" + d + "' && SSH_CONNECTION='127.0.0.1 50000 127.0.0.77 22' bash -c '"
                      "coproc CTL { bash command 2>err; }; cat setup >&${CTL[1]}; "
                      "read -r line <&${CTL[0]}; echo \"$line\"; "
-                     "echo \"go 1 -\" >&${CTL[1]}; bash feed < stream; "
+                     "echo \"go 1 -\" >&${CTL[1]}; " + feeding + "; "
                      "while read -r line <&${CTL[0]}; do echo \"$line\"; [ \"$line\" = end ] && break; done; " +
                      after + "; echo quit >&${CTL[1]}; wait $CTL_PID; echo exit $?'");
   }
@@ -110,7 +114,7 @@ TEST_CASE("relay script: the authorized_keys line is forced, restricted and expi
   const std::string line = tpush::test::lines_of(r.out).at(3);
   CHECK(line.rfind("restrict,command=\"exec /bin/sh -c 'set -- $SSH_CONNECTION $SSH_ORIGINAL_COMMAND; "
                    "case $6 in [1-9]) ;; *) exit 2;; esac; f=/tmp/tpush-relay-" + w.id +
-                       "/$3/in.$6; [ -p $f ] && exec cat > $f'\",expiry-time=\"2",
+                       "/$3/in.$6; [ -p $f ] && exec 3> $f && echo $$ > $f.pid && exec cat >&3 3>&-'\",expiry-time=\"2",
                    0) == 0);
   CHECK(has(line, "\" ssh-ed25519 AAAAtest tpush-relay-" + w.id));
   CHECK_FALSE(fs::exists(w.keys));  // it made the file, and removed it
@@ -132,7 +136,7 @@ TEST_CASE("relay script: bytes that are not tpush's, or too few, are not renamed
     CHECK(r.out == "ready\nshort 1 3\nend\nexit 0\n");
     CHECK(read_file(w / "a") == "whole");  // a file complete and checked stays
     CHECK_FALSE(fs::exists(w / "b"));
-    CHECK(run_shell("ls -A '" + w.path().string() + "'").out == "a\ncommand\nerr\nfeed\nsetup\nssh\nstream\n");
+    CHECK(run_shell("ls -A '" + w.path().string() + "'").out == "a\ncommand\nerr\nfeed\nsender\nsetup\nssh\nstream\n");
   }
   SUBCASE("a file that cannot be written") {
     Worker w;
@@ -142,6 +146,27 @@ TEST_CASE("relay script: bytes that are not tpush's, or too few, are not renamed
     CHECK(has(r.out, "ready\nfailed 0 mkdir: cannot create directory"));
     CHECK(has(r.out, "end\nexit 0\n"));
   }
+}
+
+TEST_CASE("relay script: tpush's feed cuts off a sender that had reached the worker, and never follows its bytes") {
+  // A sending worker lost mid-stream (its VM gone: no FIN reaches this one)
+  // still holds the FIFO. tpush's feed kills it and exits 3 instead of
+  // appending its own bytes to the part that came; the copy ends short.
+  Worker w;
+  w.add_file("a", "whole");
+  const std::string pid = "/tmp/tpush-relay-" + w.id + "/127.0.0.77/in.1.pid";
+  const auto r = w.run(w.stream, ":",
+                       "mkfifo hold; SSH_ORIGINAL_COMMAND=\"tpush-relay 1\" sh -c \"$(cat sender)\" < hold & "
+                       "exec 5> hold; printf wh >&5; until [ -s " + pid + " ]; do :; done; "
+                       "bash feed < stream; echo feed $?; exec 5>&-");
+  const auto lines = tpush::test::lines_of(r.out);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] == "ready");
+  CHECK(lines[1] == "feed 3");
+  CHECK(lines[2].rfind("short 0 ", 0) == 0);  // what had arrived of "wh", if anything
+  CHECK(lines[3] == "end");
+  CHECK_FALSE(fs::exists(w / "a"));
+  // With no sender before it, the feed is the sender: the first test case.
 }
 
 TEST_CASE("relay script: reports") {

@@ -77,7 +77,12 @@ class RelayJob final : public fanout::SessionJob {
   std::string fallback_why_;
   Orders orders_;
   std::unique_ptr<ssh::ExecChannel> control_;
-  std::vector<std::unique_ptr<ssh::ExecChannel>> feeds_;
+  struct Feed {
+    int attempt = 0;
+    std::unique_ptr<ssh::ExecChannel> channel;
+    bool ended = false;  // and its end told to the transfer
+  };
+  std::vector<Feed> feeds_;
   std::vector<int> feeds_wanted_;  // attempts to feed, not opened yet
   ssh::GroupReport group_;
   ssh::ExecChannel::Sink sink_, feed_sink_;

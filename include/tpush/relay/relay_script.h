@@ -69,8 +69,11 @@ std::string relay_control_command(const std::string& id, bool preserve, const st
 
 // The command that writes its stdin into a worker's FIFO for `attempt`: tpush
 // runs it to feed a worker itself (a sending worker runs the hop key's forced
-// command, which does the same).
+// command, which does the same, leaving its pid beside the FIFO). When a
+// sender had reached the FIFO before (it went mid-stream), it kills that
+// sender instead and exits kFeedCut: the attempt ends short on the worker.
 std::string relay_feed_command(const std::string& id, int attempt);
+inline constexpr int kFeedCut = 3;
 
 // The authorized_keys line for `public_line` (the control script fills in the
 // expiry in the worker's own time zone).

@@ -53,6 +53,10 @@ class RelayTransfer {
   void stored(std::size_t worker) { chain_.stored(worker); dispatch(); }
   void broken(std::size_t worker) { chain_.broken(worker); dispatch(); }
   void hop_failed(std::size_t worker) { chain_.hop_failed(worker); dispatch(); }
+  // tpush's feed of `attempt` sent nothing: the attempt had ended, or bytes
+  // from a lost sender had arrived and it cut that sender off (`cut`); the
+  // worker's copy then ends short and is re-chained.
+  void not_fed(std::size_t worker, int attempt, bool cut);
   // Its own store failed after its attempt ended.
   void failed(std::size_t worker) { chain_.out(worker, false); dispatch(); }
 

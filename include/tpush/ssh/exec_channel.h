@@ -91,6 +91,8 @@ class ExecChannel {
   bool hung_up_ = false;
   bool command_sent_ = false;
   bool eof_sent_ = false;
+  bool input_refused_ = false;  // the remote side closed: no more stdin
+  bool packet_pending_ = false;  // a stdin write half sent (see feed_input)
   bool write_blocked_ = false;
   std::uint64_t input_offset_ = 0;
   bool pending_ctrl_c_ = false;

@@ -1,6 +1,7 @@
 """Workers with filesystems of their own: one sshd per address, each in its own
-mount namespace with a private tmpfs on a shared path (needs root and
-`unshare -m`), so a copy to N workers really writes N copies."""
+mount namespace with a private tmpfs (or a directory of its own bound) on a
+shared path (needs root and `unshare -m`), so a copy to N workers really writes
+N copies. Used by the copy and relay tests and by bench/relay.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conftest import farm_mod
+import farm as farm_mod
 
 
 def have_unshare() -> bool:
@@ -25,11 +26,13 @@ class Island(farm_mod.Sshd):
     """An sshd in its own mount namespace with a private tmpfs on `data`."""
 
     def __init__(self, directory: Path, address: str, port: int, authorized_keys: Path, data: Path,
-                 tmpfs_size: str = "1g", sftp: str = "internal-sftp", broken: str | None = None):
-        """`broken`: a program (an absolute path) that fails on this worker (/bin/false in its place)."""
-        super().__init__(directory, address, port, authorized_keys)
+                 tmpfs_size: str = "1g", sftp: str = "internal-sftp", broken: str | None = None,
+                 disk: Path | None = None, allow_from: str = "127.0.0.0/8"):
+        """`broken`: a program (an absolute path) that fails on this worker (/bin/false in its place).
+        `disk`: a directory bound on `data` instead of a tmpfs (for copies larger than memory)."""
+        super().__init__(directory, address, port, authorized_keys, allow_from=allow_from)
         self.address, self.data, self.tmpfs_size, self.sftp = address, data, tmpfs_size, sftp
-        self.broken = broken
+        self.broken, self.disk = broken, disk
 
     def write_config(self) -> None:
         super().write_config()
@@ -43,7 +46,10 @@ class Island(farm_mod.Sshd):
         self.write_config()
         subprocess.run([farm_mod.SSHD, "-t", "-f", str(self.config)], check=True, timeout=30,
                        stdin=subprocess.DEVNULL, capture_output=True)
-        script = f"mount -t tmpfs -o size={self.tmpfs_size},mode=0755 tpush-island {self.data} && "
+        if self.disk is not None:
+            script = f"mount --bind {self.disk} {self.data} && "
+        else:
+            script = f"mount -t tmpfs -o size={self.tmpfs_size},mode=0755 tpush-island {self.data} && "
         if self.broken:
             script += f"mount --bind /bin/false {self.broken} && "
         script += f"exec {farm_mod.SSHD} -D -f {self.config} -E {self.log}"
@@ -64,10 +70,12 @@ class Island(farm_mod.Sshd):
 
 
 class Islands:
-    def __init__(self, farm, count: int, specials: dict | None = None, subnet: int = 150):
-        """Worker k listens on 127.0.SUBNET.(k+1). `specials` maps k to Island
-        arguments; an `authorized_keys` of "own" gives worker k a copy of the
-        farm's keys file of its own (a file tpush's relay does not write)."""
+    def __init__(self, farm, count: int, specials: dict | None = None, subnet: int = 150,
+                 address_of=None, common: dict | None = None):
+        """Worker k listens on 127.0.SUBNET.(k+1), or on `address_of(k)`. `specials`
+        maps k to Island arguments, `common` gives every worker some; an
+        `authorized_keys` of "own" gives worker k a copy of the farm's keys file of
+        its own (a file tpush's relay does not write)."""
         self.root = Path(tempfile.mkdtemp(prefix="tpush-islands-"))
         self.data = self.root / "data"
         self.data.mkdir()
@@ -88,12 +96,15 @@ class Islands:
                 for f in self.host_key_files:
                     shutil.copy(f, d / f.name)
                     shutil.copy(f.with_name(f.name + ".pub"), d / (f.name + ".pub"))
-                extra = dict(specials.get(k, {}))
+                extra = dict(common or {}) | dict(specials.get(k, {}))
+                if callable(extra.get("disk")):
+                    extra["disk"] = extra["disk"](k)
                 keys = farm.authorized_keys
                 if extra.pop("authorized_keys", None) == "own":
                     keys = d / "authorized_keys"
                     shutil.copy(farm.authorized_keys, keys)
-                isl = Island(d, f"127.0.{subnet}.{k + 1}", self.port, keys, self.data, **extra)
+                address = address_of(k) if address_of else f"127.0.{subnet}.{k + 1}"
+                isl = Island(d, address, self.port, keys, self.data, **extra)
                 self.islands.append(isl.start())
         except BaseException:
             self.stop()
