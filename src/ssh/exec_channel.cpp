@@ -137,7 +137,10 @@ bool ExecChannel::feed_input() {
     if (data.empty()) break;
     const ssize_t n = libssh2_channel_write(channel_, data.data(), data.size());
     if (n == LIBSSH2_ERROR_EAGAIN) {
-      write_blocked_ = packet_pending_ = true;  // the socket is full
+      // Blocked sending: the socket is full, with a packet half sent. Blocked
+      // receiving: the channel's window is closed, and nothing is pending.
+      write_blocked_ = true;
+      packet_pending_ = libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND;
       return true;
     }
     packet_pending_ = false;

@@ -62,7 +62,9 @@ def leftovers(islands, farm, keys_before: str) -> list[str]:
     found = [str(p) for p in Path("/tmp").glob("tpush-relay-*")]
     if Path(farm.authorized_keys).read_text() != keys_before:
         found.append("authorized_keys changed")
-    ps = subprocess.run(["pgrep", "-af", "tpush-relay"], capture_output=True, text=True).stdout
+    # the control script (tpush-relay ID), a hop (tpush-relay ATTEMPT), a forced command (its FIFO's path)
+    ps = subprocess.run(["pgrep", "-af", "tpush-relay( [0-9]| [0-9a-f]{8}|-[0-9a-f]{8})"], capture_output=True,
+                        text=True).stdout
     found += [l for l in ps.splitlines() if "pgrep" not in l]
     for i in islands.islands:
         found += [f"{i.address}: session {p}" for p in farm_mod.descendants(i.pid) if "@" in farm_mod.cmdline(p)]
