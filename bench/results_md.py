@@ -140,6 +140,9 @@ def render(meta: dict, results: list[dict]) -> str:
               "untimed): " + ", ".join(f"{TOOL_NAME[t]} {c}" for t, c in opens.items()) + ".\n")
     if repeat:
         targets.extend(render_repeat(repeat, w))
+    relay = Path(__file__).with_name("results-relay.json")  # bench/relay.py's rows
+    if relay.exists():
+        targets.extend(render_relay(json.loads(relay.read_text()), w))
     if targets:
         w("## The issue's targets, checked against these medians\n")
         w("| N | scenario | target | measured | met? |")
@@ -151,6 +154,65 @@ def render(meta: dict, results: list[dict]) -> str:
     if notes.exists():
         w(notes.read_text())
     return "\n".join(out) + "\n"
+
+
+RELAY_ORDER = ["one", "tpush-relay", "tpush-relay-kill", "tpush", "scp", "pscp", "clush"]
+RELAY_NAME = {"one": "tpush cp to one worker (the one copy)", "tpush-relay": "tpush cp --relay",
+              "tpush-relay-kill": "tpush cp --relay, worker N/2 killed mid-copy", "tpush": "tpush cp --no-relay",
+              "clush": "clush --copy", "pscp": "parallel-scp", "scp": "scp fan-out (xargs -P 32)"}
+
+
+def render_relay(data: dict, w) -> list[list[str]]:
+    """bench/relay.py's tables (copy once, issue 30); returns its target rows."""
+    runs, setup = data["runs"], data.get("setup", {})
+    w("## Copy once: one file to N workers behind a slow client link (bench/relay.py)\n")
+    w("The client runs in a network namespace whose veth is limited with tbf each way; the workers are "
+      "islands (an sshd each, with a disk directory of its own) on this machine's loopback, reaching each "
+      "other at full speed. This kernel has no netem, so the link adds no delay. *sent* = bytes that left "
+      "the client (the veth's counter); *workers CPU* = every island's sshd with all it reaped (the hops' "
+      "ssh, the relay's script, sftp-server); *checked* = workers whose file has the source's SHA-256. All "
+      "N workers run on this machine's " + str(setup.get("ncpu", "?")) + " CPUs: the relay's CPU, spread over "
+      "N machines on a pod, is here one machine's.\n")
+    targets = []
+    for n in sorted({r["workers_total"] for r in runs}):
+        rows = [r for r in runs if r["workers_total"] == n]
+        mib = rows[0]["mib"]
+        w(f"### {mib} MiB to {n} workers, {rows[0]['rate']} link\n")
+        w("| tool | runs ok | wall (s) | x one copy | sent (MiB) | x one copy | client CPU (s) | peak mem (MiB) "
+          "| workers CPU (s) | checked | note |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|")
+        one = [r for r in rows if r["tool"] == "one" and r["ok"]]
+        one_wall = med([r["wall"] for r in one])
+        one_sent = med([r["sent"] for r in one])
+        by_tool = {}
+        for r in rows:
+            by_tool.setdefault(r["tool"], []).append(r)
+        for tool in sorted(by_tool, key=lambda t: RELAY_ORDER.index(t) if t in RELAY_ORDER else 99):
+            rs = by_tool[tool]
+            wall, sent = med([r["wall"] for r in rs]), med([r["sent"] for r in rs])
+            peak = med([r["peak"] for r in rs])
+            notes = "; ".join(sorted({r["note"] for r in rs if r["note"]}))
+            w(f"| {RELAY_NAME.get(tool, tool)} | {sum(r['ok'] for r in rs)}/{len(rs)} | {wall:.1f} | "
+              f"{ratio(wall, one_wall)} | {sent / 2**20:.1f} | {ratio(sent, one_sent)} | "
+              f"{med([r['cpu'] for r in rs]) or 0:.2f} | {(peak or 0) / 2**20:.1f} | "
+              f"{med([r['workers_cpu'] for r in rs]):.1f} | {rs[0]['checked']}/{rs[0]['workers']} | {notes} |")
+        w("")
+        relayed = [r for r in by_tool.get("tpush-relay", []) if r["ok"]]
+        if relayed and one_wall and one_sent:
+            sent_x = med([r["sent"] for r in relayed]) / one_sent
+            wall_x = med([r["wall"] for r in relayed]) / one_wall
+            targets.append([str(n), "copy once", "bytes leaving the client <= 1.1x one copy",
+                            f"{sent_x:.2f}x", "yes" if sent_x <= 1.1 else "no"])
+            cpu_bound = med([r["workers_cpu"] for r in relayed]) / (setup.get("ncpu") or 1)
+            targets.append([str(n), "copy once", "wall <= 1.5x one copy to one worker", f"{wall_x:.2f}x" + (
+                f" (the workers' CPU alone, on {setup.get('ncpu')} CPUs: {cpu_bound / one_wall:.2f}x)"
+                if wall_x > 1.5 else ""), "yes" if wall_x <= 1.5 else "no"])
+        killed = by_tool.get("tpush-relay-kill", [])
+        if killed:
+            good = all(r["ok"] for r in killed)
+            targets.append([str(n), "copy once", "a worker killed mid-chain: every other worker verified",
+                            ", ".join(f"{r['checked']}/{r['workers'] - 1}" for r in killed), "yes" if good else "no"])
+    return targets
 
 
 def render_repeat(rows, w):

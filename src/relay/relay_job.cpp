@@ -81,9 +81,9 @@ void RelayJob::on_report(const std::string& line) {
     case K::stored: {
       stored_ = true;
       const double seconds = std::max(1.0, std::atof(r.text.c_str())) / 1000;
-      spdlog::info("{}: relay: stored {:.1f} MiB in {:.2f} s ({:.0f} MiB/s) {}", transfer_.label(index_),
-                   transfer_.stream_size() / 1048576.0, seconds, transfer_.stream_size() / 1048576.0 / seconds,
-                   transfer_.how(index_));
+      stored_in_ = fmt::format("stored in {:.2f} s, {:.0f} MiB/s", seconds, transfer_.stream_size() / 1048576.0 / seconds);
+      spdlog::info("{}: relay: {:.1f} MiB {} {}", transfer_.label(index_), transfer_.stream_size() / 1048576.0,
+                   stored_in_, transfer_.how(index_));
       if (progress_) progress_(transfer_.stream_size(), false);
       transfer_.stored(index_);
       return;
@@ -168,7 +168,7 @@ void RelayJob::advance_work() {
   }
   if (stored_ && failure_.empty()) {
     if (progress_) progress_(transfer_.stream_size(), true);
-    return finish(fanout::Outcome::ok, "ok (" + transfer_.how(index_) + ")", 0);
+    return finish(fanout::Outcome::ok, "ok (" + transfer_.how(index_) + "; " + stored_in_ + ")", 0);
   }
   finish(fanout::Outcome::failed, why_failed(), control_->exit_status());
 }

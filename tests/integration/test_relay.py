@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -50,6 +51,13 @@ def sha(p: Path) -> str:
 
 def hosts_arg(islands, ks) -> list[str]:
     return ["-w", ",".join(islands.hosts[k] for k in ks)]
+
+
+def came(res: dict, host: str) -> str:
+    """Where a worker's copy came from, as its result says ("from X[, attempt N]"),
+    checked to end with how long the worker took to store it."""
+    m = re.fullmatch(r"ok \((from [^;]+); stored in [0-9.]+ s, [0-9]+ MiB/s\)", res[host]["reason"])
+    return m.group(1) if m else res[host]["reason"]
 
 
 def results(r) -> dict[str, dict]:
@@ -99,8 +107,8 @@ def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, 
     assert chain == [f"tpush: info: relay: attempt 1: {len(PLAIN)} workers: tpush -> "
                      + " -> ".join(islands.hosts[k] for k in PLAIN)], r.err
     res = results(r)
-    assert res[islands.hosts[PLAIN[0]]]["reason"] == "ok (from tpush)", res
-    assert res[islands.hosts[PLAIN[5]]]["reason"] == f"ok (from {islands.hosts[PLAIN[4]]})", res
+    assert came(res, islands.hosts[PLAIN[0]]) == "from tpush", res
+    assert came(res, islands.hosts[PLAIN[5]]) == f"from {islands.hosts[PLAIN[4]]}", res
     for k in PLAIN:
         i = islands.islands[k]
         assert sha(i.path("r1/big.bin")) == sha(big), i.address
@@ -114,9 +122,14 @@ def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, 
 def test_the_summary_says_how_many_times_tpush_sent_the_bytes(tp, env, islands, tmp_path):
     src = tmp_path / "f"
     src.write_bytes(os.urandom(1024 * 1024))
-    r = tp(*hosts_arg(islands, PLAIN[:4]), "cp", "--relay", src, f"{islands.data}/r2/f", env=env)
+    out = tmp_path / "out"
+    r = tp("--out-dir", out, *hosts_arg(islands, PLAIN[:4]), "cp", "--relay", src, f"{islands.data}/r2/f", env=env)
     assert r.returncode == 0, r
     assert "tpush: relay: tpush sent the bytes 1 time; 3 of 4 workers got them from another worker" in r.err, r
+    # --out-dir records where each copy came from, and how fast it was stored.
+    recorded = {w["worker"]: w for w in json.loads((out / "results.json").read_text())["workers"]}
+    assert [came(recorded, islands.hosts[k]) for k in PLAIN[:4]] == \
+        ["from tpush"] + [f"from {islands.hosts[k]}" for k in PLAIN[:3]], recorded
 
 
 def test_a_worker_that_refuses_the_hop_gets_the_bytes_from_tpush_and_passes_them_on(
@@ -132,8 +145,8 @@ def test_a_worker_that_refuses_the_hop_gets_the_bytes_from_tpush_and_passes_them
     assert f"tpush: info: {refused}: relay: its sender failed: tpush sends it the bytes itself (attempt 1)" in r.err, r.err
     assert "had arrived: attempt" not in r.err, r.err  # nothing had: the feed was the sender
     res = results(r)
-    assert res[refused]["reason"] == "ok (from tpush)", res
-    assert res[islands.hosts[6]]["reason"] == f"ok (from {refused})", res
+    assert came(res, refused) == "from tpush", res
+    assert came(res, islands.hosts[6]) == f"from {refused}", res
     for k in ks:
         assert sha(islands.islands[k].path("r3/f")) == sha(src), islands.hosts[k]
     assert settled(islands, farm, keys_before) == []
@@ -149,7 +162,7 @@ def test_a_worker_that_cannot_store_still_passes_the_bytes_on(tp, env, islands, 
     full = res[islands.hosts[SMALL_DISK]]
     assert full["outcome"] == "failed" and full["reason"].startswith(f"{islands.data}/r4/f: "), full
     assert "No space left on device" in full["reason"], full
-    assert res[islands.hosts[3]]["reason"] == f"ok (from {islands.hosts[SMALL_DISK]})", res
+    assert came(res, islands.hosts[3]) == f"from {islands.hosts[SMALL_DISK]}", res
     assert sha(islands.islands[3].path("r4/f")) == sha(src)
     assert not [p for p in islands.islands[SMALL_DISK].path("r4").iterdir()], "a temporary file was left"
 
@@ -164,7 +177,7 @@ def test_a_worker_that_cannot_run_the_relay_gets_its_copy_over_sftp(tp, env, far
     res = results(r)
     why = res[islands.hosts[CANNOT_RELAY]]["reason"]
     assert why.startswith("ok (from tpush over SFTP: the relay could not start: cannot write /tmp/tpush-relay-"), why
-    assert res[islands.hosts[3]]["reason"] == f"ok (from {islands.hosts[1]})", res
+    assert came(res, islands.hosts[3]) == f"from {islands.hosts[1]}", res
     assert "tpush: info: relay: attempt 1: 3 workers: tpush -> " in r.err, r.err
     for k in ks:
         assert sha(islands.islands[k].path("r10/f")) == sha(src), islands.hosts[k]

@@ -82,6 +82,7 @@ class RelayJob final : public fanout::SessionJob {
     std::unique_ptr<ssh::ExecChannel> channel;
     bool ended = false;  // and its end told to the transfer
   };
+  std::string stored_in_;  // "stored in 1.20 s, 80 MiB/s": for the result
   std::vector<Feed> feeds_;
   std::vector<int> feeds_wanted_;  // attempts to feed, not opened yet
   ssh::GroupReport group_;
