@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
 
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
@@ -16,13 +19,14 @@ namespace tpush::commands {
 
 namespace {
 
-// Every worker from one TPU node (one slice).
-bool one_tpu_slice(const Targets& t) {
-  if (!t.tpu || t.tpu->origins.empty() || t.tpu->origins.size() != t.workers.size()) return false;
-  const inventory::WorkerOrigin& first = t.tpu->origins.front();
-  return std::all_of(t.tpu->origins.begin(), t.tpu->origins.end(), [&](const inventory::WorkerOrigin& w) {
-    return w.tpu == first.tpu && w.project == first.project && w.zone == first.zone;
-  });
+// Each worker's TPU slice (its node), when every worker is a TPU's.
+std::optional<std::vector<std::size_t>> tpu_slices(const Targets& t) {
+  if (!t.tpu || t.tpu->origins.empty() || t.tpu->origins.size() != t.workers.size()) return std::nullopt;
+  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> slices;
+  std::vector<std::size_t> out;
+  for (const inventory::WorkerOrigin& w : t.tpu->origins)
+    out.push_back(slices.try_emplace({w.project, w.zone, w.tpu}, slices.size()).first->second);
+  return out;
 }
 
 }  // namespace
@@ -39,13 +43,20 @@ std::string relay_refusal(const Options& o, const Targets& t) {
 }
 
 bool relay_by_default(const Options& o, const Targets& t, std::uint64_t total_bytes) {
-  return t.workers.size() >= 3 && total_bytes >= kRelayMinBytes && one_tpu_slice(t) && relay_refusal(o, t).empty();
+  const auto slices = tpu_slices(t);
+  if (!slices || total_bytes < kRelayMinBytes || !relay_refusal(o, t).empty()) return false;
+  std::map<std::size_t, std::size_t> size;  // a slice of 3 or more workers gains from a chain
+  for (std::size_t s : *slices)
+    if (++size[s] >= 3) return true;
+  return false;
 }
 
 int run_relayed_copy(const Options& o, int signal_fd, Targets t,
                      std::shared_ptr<const std::vector<ssh::UploadItem>> items, bool preserve, std::size_t window) {
   if (const std::string why = relay_refusal(o, t); !why.empty()) throw UsageError(why);
   // The workers of a TPU reach each other at their internal addresses.
+  // One chain per TPU slice: a slice's workers share a fast network.
+  std::vector<std::size_t> slices = tpu_slices(t).value_or(std::vector<std::size_t>{});
   std::vector<std::string> hop_addresses(t.workers.size());
   if (t.tpu && t.tpu->origins.size() == t.workers.size())
     for (std::size_t i = 0; i < hop_addresses.size(); ++i) hop_addresses[i] = t.tpu->origins[i].internal_ip;
@@ -68,7 +79,7 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t,
   }
   // Where the workers' sshd reads keys, when it is not ~/.ssh/authorized_keys.
   const std::string authorized_keys = util::env_value("TPUSH_RELAY_AUTHORIZED_KEYS").value_or("");
-  relay::RelayTransfer transfer(std::move(relay_items), ctx.labels(), preserve, authorized_keys);
+  relay::RelayTransfer transfer(std::move(relay_items), ctx.labels(), preserve, authorized_keys, std::move(slices));
   output::Progress progress(ctx.labels(), total, output::Progress::stderr_is_terminal());
   ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {

@@ -1,8 +1,12 @@
 #include "tpush/relay/relay_chain.h"
 
+#include <map>
+
 namespace tpush::relay {
 
-RelayChain::RelayChain(std::size_t workers) : nodes_(workers) {}
+RelayChain::RelayChain(std::size_t workers) : nodes_(workers), group_of_(workers, 0) {}
+
+RelayChain::RelayChain(std::vector<std::size_t> group_of) : nodes_(group_of.size()), group_of_(std::move(group_of)) {}
 
 void RelayChain::ready(std::size_t worker) {
   if (nodes_[worker].state != State::setting_up) return;
@@ -66,17 +70,19 @@ void RelayChain::maybe_start() {
     if (nodes_[i].state == State::receiving && doomed(i)) return;
     if (nodes_[i].state == State::idle) waiting.push_back(i);
   }
-  std::vector<std::size_t> chain;
+  std::map<std::size_t, std::vector<std::size_t>> chains;  // by group, in worker order
   for (std::size_t w : waiting) {
     if (nodes_[w].attempts + 1 >= kMaxAttempts) {
       start(w, std::nullopt, std::nullopt);  // its last try: straight from tpush
     } else {
-      chain.push_back(w);
+      chains[group_of_[w]].push_back(w);
     }
   }
-  for (std::size_t i = 0; i < chain.size(); ++i) {
-    start(chain[i], i > 0 ? std::optional(chain[i - 1]) : std::nullopt,
-          i + 1 < chain.size() ? std::optional(chain[i + 1]) : std::nullopt);
+  for (const auto& [group, chain] : chains) {
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      start(chain[i], i > 0 ? std::optional(chain[i - 1]) : std::nullopt,
+            i + 1 < chain.size() ? std::optional(chain[i + 1]) : std::nullopt);
+    }
   }
 }
 

@@ -45,10 +45,10 @@ std::string_view RelayTransfer::Stream::peek(std::uint64_t offset) const {
 }
 
 RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::vector<std::string> labels, bool preserve,
-                             std::string authorized_keys)
+                             std::string authorized_keys, std::vector<std::size_t> groups)
     : id_(ssh::nonce()),
       labels_(std::move(labels)),
-      chain_(labels_.size()),
+      chain_(groups.empty() ? RelayChain(labels_.size()) : RelayChain(std::move(groups))),
       jobs_(labels_.size(), nullptr),
       targets_(labels_.size()) {
   std::vector<ManifestEntry> manifest;

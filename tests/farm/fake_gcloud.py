@@ -75,6 +75,16 @@ class FakeGcloud:
         gen.write(str(self.dir), "guest-attributes", name, items, project=self.project, zone=self.zone)
         return names
 
+    def queued_resource(self, name: str, slices: list[list[str]]) -> None:
+        """Write an ACTIVE multislice queued resource NAME whose slice s is the TPU
+        NAME-s, its worker k at slices[s][k] (as tpu())."""
+        gen.write(str(self.dir), "queued-resources", name,
+                  gen.queued_resource(name, node_specs=[gen.multislice_spec(name, len(slices))],
+                                      project=self.project, zone=self.zone),
+                  project=self.project, zone=self.zone)
+        for s, addresses in enumerate(slices):
+            self.tpu(f"{name}-{s}", addresses, node_id=str(8000000000000000000 + s))
+
     def iap_target(self, instance: str, address: str, port: int | None = None) -> None:
         """Map one IAP instance name to address[:port] explicitly (iap/P/Z/INSTANCE)."""
         p = self.dir / "iap" / self.project / self.zone / instance

@@ -266,6 +266,24 @@ def test_one_tpu_slice_is_relayed_by_default_from_4_mib(tp, env, islands, tmp_pa
         assert r.returncode == 0 and "relay:" not in r.err, r
 
 
+def test_each_slice_of_a_multislice_gets_a_chain_of_its_own(tp, env, islands, tmp_path, fake_gcloud):
+    """Slices share no fast network with each other: tpush feeds each slice once,
+    and its workers pass the bytes on among themselves."""
+    g = fake_gcloud
+    slices = [PLAIN[:3], PLAIN[3:6]]
+    g.queued_resource("ms", [[islands.islands[k].address for k in ks] for ks in slices])
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(4 * 1024 * 1024))
+    r = tp("-v", "--queued-resource", "ms", "--project", g.project, "--zone", g.zone, "--internal-ip", "-p", islands.port,
+           "cp", src, f"{islands.data}/r9/", env=g.env(env))
+    assert r.returncode == 0, r
+    chains = sorted(l.split("workers: ")[-1] for l in r.err.splitlines() if "relay: attempt 1:" in l)
+    assert chains == ["tpush -> s0w0 -> s0w1 -> s0w2", "tpush -> s1w0 -> s1w1 -> s1w2"], r.err
+    assert "tpush: relay: tpush sent the bytes 2 times; 4 of 6 workers got them from another worker" in r.err, r.err
+    for k in PLAIN[:6]:
+        assert sha(islands.islands[k].path("r9/f")) == sha(src), islands.hosts[k]
+
+
 def test_relay_needs_every_worker_at_once(tp, env, islands, tmp_path):
     src = tmp_path / "f"
     src.write_bytes(b"x")

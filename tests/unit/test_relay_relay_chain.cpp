@@ -49,6 +49,17 @@ TEST_CASE("relay chain: once everyone is set up, one chain in worker order, fed 
   CHECK(c.take_orders().empty());
 }
 
+TEST_CASE("relay chain: one chain per group (a TPU slice), each fed by tpush") {
+  RelayChain c(std::vector<std::size_t>{0, 0, 1, 1, 0, 2});
+  for (std::size_t i = 0; i < 6; ++i) c.ready(i);
+  CHECK(text(c.take_orders()) == "0<-tpush>1 1>4 4>- 2<-tpush>3 3>- 5<-tpush>-");
+  SUBCASE("a break re-chains within the group") {
+    c.broken(1);
+    c.broken(4);
+    CHECK(text(c.take_orders()) == "1#2<-tpush>4 4#2>-");
+  }
+}
+
 TEST_CASE("relay chain: a worker that never came is left out") {
   RelayChain c(3);
   c.ready(0);

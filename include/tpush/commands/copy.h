@@ -52,9 +52,10 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t,
 // Below this many bytes a relay costs more (a script, a key, a hop's login on
 // every worker) than it saves.
 inline constexpr std::uint64_t kRelayMinBytes = 4u << 20;
-// Whether `cp` relays when neither --relay nor --no-relay is given: the workers
-// of one TPU slice (they share a fast network), at least 3 of them, all at
-// once, and at least kRelayMinBytes.
+// Whether `cp` relays when neither --relay nor --no-relay is given: TPU
+// workers, a slice of 3 or more among them (a slice's workers share a fast
+// network; each slice gets a chain of its own), all at once, and at least
+// kRelayMinBytes.
 bool relay_by_default(const Options& o, const Targets& t, std::uint64_t total_bytes);
 // Why --relay cannot be used for these workers ("" when it can).
 std::string relay_refusal(const Options& o, const Targets& t);

@@ -3,8 +3,9 @@
 // orders; relay_script.h has the worker's side).
 //
 // Once every worker is set up (ready) or out, the ready ones form one chain
-// in worker order: tpush feeds the first, and each passes the bytes on to the
-// next as it stores them, so the client's link carries them once.
+// in worker order per group (a TPU slice: its workers share a fast network):
+// tpush feeds the first, and each passes the bytes on to the next as it
+// stores them, so the client's link carries them once per group.
 //
 // When a link breaks:
 //   - a worker whose sender is gone (its connection lost, or its hop to this
@@ -30,6 +31,8 @@ class RelayChain {
   static constexpr int kMaxAttempts = 3;
 
   explicit RelayChain(std::size_t workers);
+  // `group_of[i]`: worker i's group; chains never cross groups.
+  explicit RelayChain(std::vector<std::size_t> group_of);
 
   // What tpush tells a worker: receive attempt `attempt` (`go`, passing the
   // bytes on to `next` if set), and/or have tpush feed that attempt.
@@ -84,6 +87,7 @@ class RelayChain {
   void start(std::size_t worker, std::optional<std::size_t> prev, std::optional<std::size_t> next);
 
   std::vector<Node> nodes_;
+  std::vector<std::size_t> group_of_;
   std::vector<Order> orders_;
 };
 

@@ -28,9 +28,10 @@ class RelayTransfer {
  public:
   // Computes each file's SHA-256 (one read of each file). `authorized_keys`:
   // the file the workers' sshd reads keys from ("" = ~/.ssh/authorized_keys).
-  // `labels`: the workers', in order (for -v).
+  // `labels`: the workers', in order (for -v). `groups`: each worker's group
+  // (a chain per group, see RelayChain); empty: one group.
   RelayTransfer(std::vector<RelayItem> items, std::vector<std::string> labels, bool preserve,
-                std::string authorized_keys);
+                std::string authorized_keys, std::vector<std::size_t> groups = {});
   RelayTransfer(const RelayTransfer&) = delete;
   RelayTransfer& operator=(const RelayTransfer&) = delete;
 
