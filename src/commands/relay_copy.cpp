@@ -54,11 +54,11 @@ bool relay_by_default(const Options& o, const Targets& t, std::uint64_t total_by
 int run_relayed_copy(const Options& o, int signal_fd, Targets t,
                      std::shared_ptr<const std::vector<ssh::UploadItem>> items, bool preserve, std::size_t window) {
   if (const std::string why = relay_refusal(o, t); !why.empty()) throw UsageError(why);
-  // The workers of a TPU reach each other at their internal addresses.
   // One chain per TPU slice: a slice's workers share a fast network.
   std::vector<std::size_t> slices = tpu_slices(t).value_or(std::vector<std::size_t>{});
+  // The workers of a TPU reach each other at their internal addresses.
   std::vector<std::string> hop_addresses(t.workers.size());
-  if (t.tpu && t.tpu->origins.size() == t.workers.size())
+  if (!slices.empty())
     for (std::size_t i = 0; i < hop_addresses.size(); ++i) hop_addresses[i] = t.tpu->origins[i].internal_ip;
   RunContext ctx(o, std::move(t.workers), signal_fd);
   if (ctx.fanout() < ctx.workers().size())

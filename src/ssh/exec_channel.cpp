@@ -127,12 +127,12 @@ void ExecChannel::advance(const Sink& sink) {
 //
 // A write libssh2 answered EAGAIN left a packet half sent: until this channel
 // writes again (libssh2 resends the rest), every other packet of the session,
-// this channel's close or another channel's data, gets EAGAIN. So a pending
-// packet is always finished, even after the command stopped reading.
+// this channel's close or another channel's data, gets EAGAIN. So stream()
+// finishes a pending packet before the channel closes.
 bool ExecChannel::feed_input() {
   write_blocked_ = false;
   const InputSource* in = settings_.input;
-  while (in && (packet_pending_ || !input_refused_)) {
+  while (in && !input_refused_) {
     const std::string_view data = in->peek(input_offset_);
     if (data.empty()) break;
     const ssize_t n = libssh2_channel_write(channel_, data.data(), data.size());
@@ -160,9 +160,8 @@ bool ExecChannel::feed_input() {
       fail("sending stdin failed", static_cast<int>(n));
       return false;
     }
-    if (!input_refused_) input_offset_ += static_cast<std::uint64_t>(n);
+    input_offset_ += static_cast<std::uint64_t>(n);
   }
-  if (input_refused_) return true;
   // A pty keeps its input side open: EOF would end the channel's writes, and
   // with them the ^C that interrupt_remote() sends.
   const bool input_done = !settings_.pty && (!in || in->at_end(input_offset_));
