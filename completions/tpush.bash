@@ -11,7 +11,7 @@ _tpush_options='
     --alive-interval --host-key-check --tunnel-through-iap
     -e --env --cd --tty -n --no-stdin --detach --log
     --label -N --no-prefix --raw -q --quiet -S --summary-always -v --verbose --color
-    -b --gather --leader --json --out-dir --fail-fast'
+    -b --gather --leader --diff --live --json --out-dir --fail-fast'
 
 # Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).
 # rsync has none of tpush's: every word after it is rsync's.

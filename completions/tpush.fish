@@ -157,6 +157,8 @@ complete -c tpush -n __tpush_options -s S -l summary-always -d 'Summary line for
 complete -c tpush -n __tpush_options -s v -l verbose -d 'Debug log on stderr (repeat for more)'
 complete -c tpush -n __tpush_options -s b -l gather -d 'Print each distinct output once, at the end'
 complete -c tpush -n __tpush_options -l leader -d 'Stream one worker live (--leader=LABEL), the others where they differ'
+complete -c tpush -n __tpush_options -l diff -d 'The most common output once, the others as diffs against it'
+complete -c tpush -n __tpush_options -l live -d 'Full screen: a row per worker, live'
 complete -c tpush -n __tpush_options -l json -d 'JSON Lines on stdout: lines, outcomes, a summary'
 complete -c tpush -n __tpush_options -l out-dir -x -a '(__fish_complete_directories)' -d "Also write each worker's output to DIR/LABEL.out and .err"
 complete -c tpush -n __tpush_options -l fail-fast -d 'Stop every worker as soon as one fails'

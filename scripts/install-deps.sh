@@ -29,19 +29,21 @@ readonly lists_max_age_min=$((6 * 60)) # refresh lists older than this before in
 readonly build_pkgs=(
   g++ cmake make pkg-config
   libssl-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  libboost-dev libboost-filesystem-dev
+  libboost-dev libboost-filesystem-dev libedit-dev libncurses-dev
   dpkg-dev debian-archive-keyring xz-utils ca-certificates curl patch
 )
 # The unit tests.
 readonly dev_pkgs=(doctest-dev)
 # Real sshd on loopback, pytest, fault injection (nft, ip), process tools, and
 # the oracles tests compare against (dshbak from pdsh; clubak and nodeset from
-# clustershell), and what checks the man page and the zsh and fish completions.
+# clustershell), what checks the man page and the zsh and fish completions, and
+# what drives tpush at a terminal (pexpect's pty, pyte's screen).
 readonly test_pkgs=(
   openssh-server openssh-client python3 python3-pytest
   nftables iproute2 procps psmisc lsof rsync
   pdsh clustershell
   man-db zsh fish
+  python3-pexpect python3-pyte
 )
 # The tools tpush is measured against.
 readonly bench_pkgs=(pssh hyperfine strace)

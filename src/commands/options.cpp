@@ -174,6 +174,12 @@ void add_options(CLI::App& app, Options& o, bool& version) {
                "they differ from it")
       ->option_text("[=LABEL]")
       ->group(out);
+  flag("--diff", o.diff,
+       "At the end, the most common output once, then every other as a unified diff against it (as clush --diff)",
+       out);
+  flag("--live", o.live,
+       "On a terminal: full screen, a row per worker (state, time, exit, last line); q leaves it once the run ends",
+       out);
   flag("--json", o.json, "JSON Lines on stdout: every line, every worker's outcome, a summary (see tpush(1))", out);
   option("--out-dir", o.out_dir, "DIR", "Also write each worker's output to DIR/LABEL.out and .err, and DIR/results.json",
          out);

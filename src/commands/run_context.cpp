@@ -16,6 +16,7 @@
 #include "tpush/output/summary.h"
 #include "tpush/ssh/proxy_command.h"
 #include "tpush/ssh/session_pool.h"
+#include "tpush/util/terminal.h"
 #include "tpush/util/error.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/system.h"
@@ -140,7 +141,7 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       lines_(writer_, labels_,
              {!o.no_prefix, use_color(o.color), isatty(STDOUT_FILENO) == 1, isatty(STDERR_FILENO) == 1,
               escapes(o)[0], escapes(o)[1]}),
-      status_(labels_, isatty(STDERR_FILENO) == 1 && !o.quiet),
+      status_(labels_, isatty(STDERR_FILENO) == 1 && !o.quiet && !o.live),
       running_(workers_.size(), 0),
       stopped_(workers_.size(), 0),
       own_jumps_(settings_),
@@ -154,6 +155,8 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
 }
 
 RunContext::~RunContext() {
+  if (live_) live_->close();
+  if (tty_ >= 0) ::close(tty_);
   if (&jumps_ != &own_jumps_) jumps_.park();
 }
 
@@ -177,10 +180,24 @@ void RunContext::choose_output() {
                      ": every line is in the JSON already (group them with jq, or drop --json)");
   if (o.gather && o.leader)
     throw UsageError("-b and --leader do not go together: choose one (--leader streams one worker live, -b none)");
-  if (o.json) {
+  if (o.json && o.diff)
+    throw UsageError("--json does not go with --diff: every line is in the JSON already (compare with jq, or drop --json)");
+  if (o.live && (o.json || o.gather || o.leader || o.diff))
+    throw UsageError(std::string("--live does not go with ") +
+                     (o.json ? "--json" : o.gather ? "-b" : o.leader ? "--leader" : "--diff") +
+                     ": the live view is the whole screen (drop one of them)");
+  if (o.live) {
+    tty_ = util::open_terminal();
+    if (tty_ < 0 || isatty(STDOUT_FILENO) != 1)
+      throw UsageError("--live draws on a terminal, and " +
+                       std::string(tty_ < 0 ? "tpush has none" : "stdout is not one") +
+                       " (run it at a terminal, or drop --live: -b and --json suit pipes)");
+    live_ = std::make_unique<output::LiveView>(labels_, tty_);
+    sink_ = live_.get();
+  } else if (o.json) {
     json_ = std::make_unique<output::JsonOutput>(writer_, identities());
     sink_ = json_.get();
-  } else if (o.gather || o.leader) {
+  } else if (o.gather || o.leader || o.diff) {
     gather_ = std::make_unique<output::GatherOutput>(writer_, labels_, escapes(o));
     sink_ = gather_.get();
     if (o.leader) {
@@ -340,9 +357,11 @@ fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, cons
   scheduler.add(reaper_);
   if (options_.host)
     for (auto* service : options_.host->services) scheduler.add(*service);
+  if (live_) scheduler.add(*live_);
   jumps_.attach(&scheduler);
   auto outcome = scheduler.run();
   jumps_.attach(nullptr);
+  if (live_) scheduler.remove(*live_);
   if (options_.host)
     for (auto* service : options_.host->services) scheduler.remove(*service);
   scheduler.remove(reaper_);
@@ -386,8 +405,12 @@ void RunContext::mark_stopped(fanout::WorkerResult& r) const {
 
 int RunContext::finish(const fanout::RunOutcome& run) {
   status_.clear(writer_);
-  if (leader_) leader_->print();
-  else if (gather_) gather_->print();
+  if (live_) {
+    live_->hold_until_quit(signal_fd_);
+    live_->close();
+  }
+  if (leader_) leader_->print(options_.diff);
+  else if (gather_) gather_->print(std::nullopt, options_.diff);
   sink_->flush();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   int code = output::exit_code_for(run.results, run.interrupted);

@@ -80,7 +80,7 @@ std::string GatherOutput::header(const std::vector<std::size_t>& workers) const 
   return rule + "\n" + folded(workers) + "\n" + rule + "\n";
 }
 
-void GatherOutput::print(std::optional<std::size_t> leader) {
+void GatherOutput::print(std::optional<std::size_t> leader, bool /*diffs*/) {
   if (printed_) return;
   printed_ = true;
   for (auto stream : {fanout::Stream::out, fanout::Stream::err}) {

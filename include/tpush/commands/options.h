@@ -82,6 +82,8 @@ struct Options {
   bool gather = false;                  // -b: each distinct output once, at the end
   std::optional<std::string> leader;    // --leader[=LABEL]: kFirstWorker when no LABEL
   bool json = false;                    // --json: JSON Lines on stdout
+  bool diff = false;                    // --diff: the common output once, the others as diffs
+  bool live = false;                    // --live: a full-screen row per worker
   std::string out_dir;                  // --out-dir DIR
   bool fail_fast = false;               // --fail-fast
   // tpush's config file (config_file.h)

@@ -21,6 +21,7 @@
 #include "tpush/output/json_output.h"
 #include "tpush/output/leader_output.h"
 #include "tpush/output/line_output.h"
+#include "tpush/output/live_view.h"
 #include "tpush/output/out_dir.h"
 #include "tpush/output/status_line.h"
 #include "tpush/output/writer.h"
@@ -115,6 +116,8 @@ class RunContext {
   std::unique_ptr<output::LeaderOutput> leader_;  // --leader
   std::unique_ptr<output::JsonOutput> json_;      // --json
   std::unique_ptr<output::OutDir> out_dir_;       // --out-dir
+  int tty_ = -1;                                   // --live: the terminal it draws on
+  std::unique_ptr<output::LiveView> live_;        // --live
   fanout::OutputSink* sink_ = &lines_;            // the outermost of the above
   output::StatusLine status_;
   std::function<void()> after_events_;

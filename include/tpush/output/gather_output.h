@@ -42,7 +42,9 @@ class GatherOutput final : public WriterSink {
   // (not started) count as having printed nothing. With a `leader` (whose
   // output was shown live), its group is not printed again: one line on
   // stderr names the workers that printed the same.
-  void print(std::optional<std::size_t> leader = std::nullopt);
+  // `diffs` (--diff): the reference output (the leader's, else the most
+  // common) once, then every other distinct output as a unified diff against it.
+  void print(std::optional<std::size_t> leader = std::nullopt, bool diffs = false);
 
   // The groups of one stream: each distinct output and its workers, in the order
   // of their first worker. Exposed for the leader view and for tests.

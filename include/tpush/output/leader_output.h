@@ -31,8 +31,9 @@ class LeaderOutput final : public fanout::OutputSink {
   int wake_fd() const override { return live_.wake_fd(); }
   void clear_wake() override { live_.clear_wake(); }
 
-  // At the end of the run: what differs from the leader.
-  void print() { gathered_.print(leader_); }
+  // At the end of the run: what differs from the leader (`diffs`: as unified
+  // diffs against the leader's output).
+  void print(bool diffs = false) { gathered_.print(leader_, diffs); }
 
  private:
   LineOutput& live_;

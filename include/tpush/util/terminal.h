@@ -18,6 +18,10 @@ std::optional<std::string> read_secret_from_tty(const std::string& prompt);
 // master, which has none, asks on its client's while it runs the client's command.
 void prompt_on(int fd);
 
+// A new fd (close-on-exec) on the user's terminal (the client's, in a persist
+// master), for reading keys and drawing; -1 when there is none.
+int open_terminal();
+
 // The width of the terminal on `fd`, or nullopt when `fd` is not a terminal
 // (or says nothing useful).
 std::optional<std::size_t> terminal_columns(int fd);
