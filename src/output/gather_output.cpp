@@ -6,6 +6,7 @@
 
 #include "tpush/inventory/node_set.h"
 #include "tpush/output/terminal_text.h"
+#include "tpush/output/unified_diff.h"
 
 namespace tpush::output {
 namespace {
@@ -80,29 +81,77 @@ std::string GatherOutput::header(const std::vector<std::size_t>& workers) const 
   return rule + "\n" + folded(workers) + "\n" + rule + "\n";
 }
 
-void GatherOutput::print(std::optional<std::size_t> leader, bool /*diffs*/) {
+void GatherOutput::print(std::optional<std::size_t> leader, bool diffs) {
   if (printed_) return;
   printed_ = true;
   for (auto stream : {fanout::Stream::out, fanout::Stream::err}) {
-    std::string text;
-    for (const auto& g : groups(stream)) {
-      if (g.output.empty() && stream == fanout::Stream::err) continue;  // stderr: only what was said
-      if (leader && std::find(g.workers.begin(), g.workers.end(), *leader) != g.workers.end()) {
-        if (g.workers.size() > 1)
-          writer_.write(2, "tpush: " + std::string(stream == fanout::Stream::out ? "stdout" : "stderr") + " of " +
-                               folded(g.workers) + ": the same as the leader " + labels_[*leader] + "'s\n");
-        continue;
-      }
-      text += header(g.workers);
-      if (g.output.empty()) {
-        text += "(no output)\n";
-      } else {
-        text += escape_[index_of(stream)] ? for_terminal(g.output) : g.output;
-        if (g.output.back() != '\n') text += '\n';
-      }
-    }
-    writer_.write(stream == fanout::Stream::out ? 1 : 2, std::move(text));
+    const std::vector<Group> all = groups(stream);
+    const std::optional<std::size_t> lead = leader ? group_of(all, *leader) : std::nullopt;
+    if (lead) same_as_leader(stream, all[*lead], *leader);
+    writer_.write(stream == fanout::Stream::out ? 1 : 2, diffs ? diffed(stream, all, lead) : gathered(stream, all, lead));
   }
+}
+
+std::optional<std::size_t> GatherOutput::group_of(const std::vector<Group>& all, std::size_t worker) {
+  for (std::size_t g = 0; g < all.size(); ++g)
+    if (std::find(all[g].workers.begin(), all[g].workers.end(), worker) != all[g].workers.end()) return g;
+  return std::nullopt;
+}
+
+// One line on stderr for the workers that printed what the leader did (their
+// output was shown live already); nothing when the leader stood alone or, on
+// stderr, said nothing.
+void GatherOutput::same_as_leader(fanout::Stream stream, const Group& group, std::size_t leader) {
+  if (group.workers.size() < 2 || (group.output.empty() && stream == fanout::Stream::err)) return;
+  writer_.write(2, "tpush: " + std::string(stream == fanout::Stream::out ? "stdout" : "stderr") + " of " +
+                       folded(group.workers) + ": the same as the leader " + labels_[leader] + "'s\n");
+}
+
+// A group as -b prints it: the header, then the output (escaped on a terminal).
+std::string GatherOutput::block(fanout::Stream stream, const Group& group) const {
+  std::string text = header(group.workers);
+  if (group.output.empty()) return text + "(no output)\n";
+  text += escape_[index_of(stream)] ? for_terminal(group.output) : group.output;
+  if (group.output.back() != '\n') text += '\n';
+  return text;
+}
+
+// -b: every group but the leader's; on stderr, only what was said.
+std::string GatherOutput::gathered(fanout::Stream stream, const std::vector<Group>& all,
+                                   std::optional<std::size_t> lead) const {
+  std::string text;
+  for (std::size_t g = 0; g < all.size(); ++g)
+    if (g != lead && !(all[g].output.empty() && stream == fanout::Stream::err)) text += block(stream, all[g]);
+  return text;
+}
+
+// --diff: the reference group as -b prints it (not again when it is the
+// leader's, shown live; not on stderr when it said nothing), then each other
+// group as a unified diff against it, in the order of their first worker.
+// Workers that printed nothing are compared as an empty output.
+std::string GatherOutput::diffed(fanout::Stream stream, const std::vector<Group>& all,
+                                 std::optional<std::size_t> lead) const {
+  const bool silent = std::all_of(all.begin(), all.end(), [](const Group& g) { return g.output.empty(); });
+  if (all.empty() || (silent && stream == fanout::Stream::err)) return {};
+  const std::size_t ref = lead ? *lead : most_common(all);
+  std::string text;
+  if (!lead && !(all[ref].output.empty() && stream == fanout::Stream::err)) text += block(stream, all[ref]);
+  DiffOptions options;
+  if (escape_[index_of(stream)]) options.append_line = append_for_terminal;
+  for (std::size_t g = 0; g < all.size(); ++g) {
+    if (g == ref) continue;
+    text += "--- " + folded(all[ref].workers) + "\n+++ " + folded(all[g].workers) + "\n";
+    text += unified_diff(all[ref].output, all[g].output, options).hunks;
+  }
+  return text;
+}
+
+// The group with the most workers; on a tie, the one whose first worker comes first.
+std::size_t GatherOutput::most_common(const std::vector<Group>& all) {
+  std::size_t best = 0;
+  for (std::size_t g = 1; g < all.size(); ++g)
+    if (all[g].workers.size() > all[best].workers.size()) best = g;
+  return best;
 }
 
 }  // namespace tpush::output

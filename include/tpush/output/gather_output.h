@@ -11,6 +11,21 @@
 // printed nothing are a group too, "(no output)". A worker's exit status is
 // in the summary, not in its group.
 //
+// --diff: the reference group (the most common output; with --leader, the
+// leader's) as above, then each other group as a unified diff against it
+// (unified_diff.h), named as clush --diff names them:
+//
+//   --- w[0-3,5-7] (7)
+//   +++ w4
+//   @@ -1,2 +1,2 @@
+//    step 1
+//   -step 2
+//   +diverged
+//
+// A worker that printed nothing is compared as an empty output. On stderr,
+// where -b shows only what was said, an empty reference is not printed (its
+// workers are on the "---" lines) and nothing is when no worker said anything.
+//
 // Memory: a worker's output is held until it ends; then only one copy per
 // distinct output is kept (outputs with the same SHA-256 are the same).
 #pragma once
@@ -61,6 +76,12 @@ class GatherOutput final : public WriterSink {
 
  private:
   void settle(std::size_t worker, int s);
+  static std::optional<std::size_t> group_of(const std::vector<Group>& all, std::size_t worker);
+  static std::size_t most_common(const std::vector<Group>& all);
+  void same_as_leader(fanout::Stream stream, const Group& group, std::size_t leader);
+  std::string block(fanout::Stream stream, const Group& group) const;
+  std::string gathered(fanout::Stream stream, const std::vector<Group>& all, std::optional<std::size_t> lead) const;
+  std::string diffed(fanout::Stream stream, const std::vector<Group>& all, std::optional<std::size_t> lead) const;
 
   std::vector<std::string> labels_;
   std::array<bool, 2> escape_;
