@@ -18,10 +18,10 @@ namespace {
 using tpush::output::DiffOptions;
 using tpush::output::unified_diff;
 
-std::string hunks(std::string_view from, std::string_view to) { return unified_diff(from, to).hunks; }
+std::string hunks_of(std::string_view from, std::string_view to) { return unified_diff(from, to).hunks; }
 
 // The lines of a text, each with its '\n' (the last may have none).
-std::vector<std::string> lines_of(std::string_view text) {
+std::vector<std::string> lines_with_ends(std::string_view text) {
   std::vector<std::string> out;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t nl = text.find('\n', at);
@@ -33,7 +33,7 @@ std::vector<std::string> lines_of(std::string_view text) {
 }
 
 // "-a,b" or "+c,d" (",1" left out) from a hunk header: the start and the count.
-std::pair<std::size_t, std::size_t> hunk_range(std::string_view text) {
+std::pair<std::size_t, std::size_t> parse_hunk_range(std::string_view text) {
   std::size_t start = 0, count = 1;
   auto [p, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), start);
   REQUIRE(ec == std::errc());
@@ -47,9 +47,9 @@ std::pair<std::size_t, std::size_t> hunk_range(std::string_view text) {
 // What `patch` does, strictly: every context and removed line must be the old
 // text's, with or without its newline as the marker says; every hunk's counts
 // must add up; hunks come in order.
-std::string apply(std::string_view old_text, std::string_view diff) {
-  const std::vector<std::string> old_lines = lines_of(old_text);
-  const std::vector<std::string> diff_lines = lines_of(diff);
+std::string apply_diff(std::string_view old_text, std::string_view diff) {
+  const std::vector<std::string> old_lines = lines_with_ends(old_text);
+  const std::vector<std::string> diff_lines = lines_with_ends(diff);
   const std::string no_newline = "\\ No newline at end of file\n";
   std::string out;
   std::size_t next = 0;                    // the next old line
@@ -66,8 +66,8 @@ std::string apply(std::string_view old_text, std::string_view diff) {
       REQUIRE((old_left == 0 && new_left == 0));
       const std::size_t space = line.find(' ', 3), space2 = line.find(' ', space + 1);
       REQUIRE(line.substr(space2) == " @@");
-      const auto [old_start, old_count] = hunk_range(line.substr(3, space - 3));
-      const auto [new_start, new_count] = hunk_range(line.substr(space + 1, space2 - space - 1));
+      const auto [old_start, old_count] = parse_hunk_range(line.substr(3, space - 3));
+      const auto [new_start, new_count] = parse_hunk_range(line.substr(space + 1, space2 - space - 1));
       const std::size_t first = old_count == 0 ? old_start : old_start - 1;
       REQUIRE(first >= next);
       for (; next < first; ++next, ++written) out += old_lines.at(next);
@@ -97,47 +97,47 @@ std::string apply(std::string_view old_text, std::string_view diff) {
 }  // namespace
 
 TEST_CASE("unified_diff: the same texts make no hunks") {
-  CHECK(hunks("", "").empty());
-  CHECK(hunks("a\nb\n", "a\nb\n").empty());
-  CHECK(hunks("a\nb", "a\nb").empty());
+  CHECK(hunks_of("", "").empty());
+  CHECK(hunks_of("a\nb\n", "a\nb\n").empty());
+  CHECK(hunks_of("a\nb", "a\nb").empty());
   CHECK(unified_diff("a\n", "a\n").shortest);
 }
 
 TEST_CASE("unified_diff: a line added at the start or at the end") {
-  CHECK(hunks("b\nc\n", "a\nb\nc\n") == "@@ -1,2 +1,3 @@\n+a\n b\n c\n");
-  CHECK(hunks("a\nb\n", "a\nb\nc\n") == "@@ -1,2 +1,3 @@\n a\n b\n+c\n");
+  CHECK(hunks_of("b\nc\n", "a\nb\nc\n") == "@@ -1,2 +1,3 @@\n+a\n b\n c\n");
+  CHECK(hunks_of("a\nb\n", "a\nb\nc\n") == "@@ -1,2 +1,3 @@\n a\n b\n+c\n");
 }
 
 TEST_CASE("unified_diff: a line deleted, with three lines of context at most") {
-  CHECK(hunks("a\nb\nc\nd\ne\n", "a\nb\nd\ne\n") == "@@ -1,5 +1,4 @@\n a\n b\n-c\n d\n e\n");
+  CHECK(hunks_of("a\nb\nc\nd\ne\n", "a\nb\nd\ne\n") == "@@ -1,5 +1,4 @@\n a\n b\n-c\n d\n e\n");
 }
 
 TEST_CASE("unified_diff: a change in the middle, removed lines before added ones") {
-  CHECK(hunks("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n") ==
+  CHECK(hunks_of("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n") ==
         "@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+X\n 6\n 7\n 8\n");
-  CHECK(hunks("a\nb\nc\n", "a\nB1\nB2\nc\n") == "@@ -1,3 +1,4 @@\n a\n-b\n+B1\n+B2\n c\n");
+  CHECK(hunks_of("a\nb\nc\n", "a\nB1\nB2\nc\n") == "@@ -1,3 +1,4 @@\n a\n-b\n+B1\n+B2\n c\n");
 }
 
 TEST_CASE("unified_diff: changes six lines apart share a hunk, seven apart do not") {
-  CHECK(hunks("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "1\nX\n3\n4\n5\n6\n7\n8\nY\n10\n11\n12\n") ==
+  CHECK(hunks_of("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "1\nX\n3\n4\n5\n6\n7\n8\nY\n10\n11\n12\n") ==
         "@@ -1,12 +1,12 @@\n 1\n-2\n+X\n 3\n 4\n 5\n 6\n 7\n 8\n-9\n+Y\n 10\n 11\n 12\n");
-  CHECK(hunks("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n", "1\nX\n3\n4\n5\n6\n7\n8\n9\n10\nY\n12\n13\n") ==
+  CHECK(hunks_of("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n", "1\nX\n3\n4\n5\n6\n7\n8\n9\n10\nY\n12\n13\n") ==
         "@@ -1,5 +1,5 @@\n 1\n-2\n+X\n 3\n 4\n 5\n"
         "@@ -8,6 +8,6 @@\n 8\n 9\n 10\n-11\n+Y\n 12\n 13\n");
 }
 
 TEST_CASE("unified_diff: a last line without a newline is marked, and differs from one with it") {
   const std::string mark = "\\ No newline at end of file\n";
-  CHECK(hunks("a\nb", "a\nc") == "@@ -1,2 +1,2 @@\n a\n-b\n" + mark + "+c\n" + mark);
-  CHECK(hunks("a\nb", "a\nb\n") == "@@ -1,2 +1,2 @@\n a\n-b\n" + mark + "+b\n");
-  CHECK(hunks("a\nb\n", "a\nb") == "@@ -1,2 +1,2 @@\n a\n-b\n+b\n" + mark);
-  CHECK(hunks("x\na", "y\na") == "@@ -1,2 +1,2 @@\n-x\n+y\n a\n" + mark);  // context, marked once
+  CHECK(hunks_of("a\nb", "a\nc") == "@@ -1,2 +1,2 @@\n a\n-b\n" + mark + "+c\n" + mark);
+  CHECK(hunks_of("a\nb", "a\nb\n") == "@@ -1,2 +1,2 @@\n a\n-b\n" + mark + "+b\n");
+  CHECK(hunks_of("a\nb\n", "a\nb") == "@@ -1,2 +1,2 @@\n a\n-b\n+b\n" + mark);
+  CHECK(hunks_of("x\na", "y\na") == "@@ -1,2 +1,2 @@\n-x\n+y\n a\n" + mark);  // context, marked once
 }
 
 TEST_CASE("unified_diff: an empty side is the range 0,0") {
-  CHECK(hunks("", "a\nb\n") == "@@ -0,0 +1,2 @@\n+a\n+b\n");
-  CHECK(hunks("a\nb\n", "") == "@@ -1,2 +0,0 @@\n-a\n-b\n");
-  CHECK(hunks("", "x") == "@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n");
+  CHECK(hunks_of("", "a\nb\n") == "@@ -0,0 +1,2 @@\n+a\n+b\n");
+  CHECK(hunks_of("a\nb\n", "") == "@@ -1,2 +0,0 @@\n-a\n-b\n");
+  CHECK(hunks_of("", "x") == "@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n");
 }
 
 TEST_CASE("unified_diff: each line's text goes through append_line, the marks do not") {
@@ -166,7 +166,7 @@ TEST_CASE("unified_diff: random texts, the diff applied gives the new text") {
     CAPTURE(from);
     CAPTURE(to);
     CAPTURE(diff.hunks);
-    CHECK(apply(from, diff.hunks) == to);
+    CHECK(apply_diff(from, diff.hunks) == to);
     CHECK(diff.hunks.empty() == (from == to));
   }
 }
@@ -188,7 +188,7 @@ TEST_CASE("unified_diff: the edit script is a shortest one") {
     }
     const auto diff = unified_diff(from, to);
     std::size_t marked = 0;
-    for (const std::string& l : lines_of(diff.hunks)) marked += l[0] == '-' || l[0] == '+';
+    for (const std::string& l : lines_with_ends(diff.hunks)) marked += l[0] == '-' || l[0] == '+';
     CHECK(marked == changed);
     CHECK(diff.shortest);
   }
@@ -222,5 +222,5 @@ TEST_CASE("unified_diff: two unrelated large texts stop at the work limit, still
   const auto took = std::chrono::steady_clock::now() - started;
   CHECK_FALSE(diff.shortest);
   CHECK(took < std::chrono::seconds(20));  // about a second here; unbounded, hours
-  CHECK(apply(from, diff.hunks) == to);
+  CHECK(apply_diff(from, diff.hunks) == to);
 }
