@@ -10,6 +10,7 @@
 
 #include <string_view>
 
+#include "tpush/commands/interactive.h"
 #include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
 #include "tpush/commands/run.h"
@@ -52,8 +53,10 @@ int dispatch(int argc, const char* const* argv, const fanout::RunHost* host) {
   ssh::Library libssh2;
 
   if (!o.subcommand.empty()) return find_subcommand(o.subcommand)->main(o, signals.fd());
+  if (o.rest.empty() && wants_prompt(o)) return interactive_main(o, resolve_targets(o, signals.fd()), signals.fd());
   if (o.rest.empty())
-    throw UsageError("no command given (e.g. tpush -w 'node[1-4]' uptime; see tpush --help)");
+    throw UsageError("no command given (e.g. tpush -w 'node[1-4]' uptime; see tpush --help); at a terminal, no "
+                     "command starts a prompt, but stdin is not one");
   if (auto code = hand_to_master(o, signals.fd())) return *code;
   Targets targets = resolve_targets(o, signals.fd());
   RunPlan plan;

@@ -75,6 +75,7 @@ int run_on_workers(const Options& o, std::vector<inventory::Worker> workers, con
   };
   fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job, input ? &*input : nullptr);
   ctx.retry_moved(run, plan.refresh, make_job);
+  if (plan.results) *plan.results = run.results;
   return ctx.finish(run);
 }
 

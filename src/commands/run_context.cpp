@@ -422,7 +422,8 @@ int RunContext::finish(const fanout::RunOutcome& run) {
   writer_.drain_and_stop();
   record_run(options_, labels_, run.results, seconds, code);
   if (run.output_closed || writer_.reader_gone()) return exit_code::output_closed;
-  const auto mode = options_.summary_always ? output::SummaryMode::always
+  const auto mode = options_.brief_summary  ? output::SummaryMode::brief
+                    : options_.summary_always ? output::SummaryMode::always
                     : options_.quiet       ? output::SummaryMode::quiet
                                            : output::SummaryMode::automatic;
   std::fputs(output::format_summary(run.results, labels_, seconds, mode).c_str(), stderr);

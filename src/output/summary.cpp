@@ -3,11 +3,30 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tpush/inventory/node_set.h"
 #include "tpush/output/exit_codes.h"
 
 namespace tpush::output {
 
 using fanout::Outcome;
+
+namespace {
+
+// "tpush: w[3,7]: exit 1", one line per distinct reason, in order of first worker.
+std::string by_reason(const std::vector<fanout::WorkerResult>& results, const std::vector<std::string>& labels) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].outcome == Outcome::ok) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == results[i].reason; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {results[i].reason, {}});
+    it->second.push_back(labels[i]);
+  }
+  std::string out;
+  for (const auto& [reason, who] : groups) out += "tpush: " + inventory::fold_node_set(who) + ": " + reason + "\n";
+  return out;
+}
+
+}  // namespace
 
 int exit_code_for(const std::vector<fanout::WorkerResult>& results, bool interrupted) {
   bool failed = false, unreachable = false;
@@ -56,6 +75,8 @@ std::string format_summary(const std::vector<fanout::WorkerResult>& results,
   if (n(Outcome::stopped)) out += ", " + std::to_string(n(Outcome::stopped)) + " stopped";
   std::snprintf(head, sizeof head, " (%.2fs)\n", seconds);
   out += head;
+
+  if (mode == SummaryMode::brief) return out + by_reason(results, labels);
 
   std::size_t width = 0;
   for (std::size_t i = 0; i < results.size(); ++i)

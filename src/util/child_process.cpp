@@ -69,9 +69,9 @@ Child Child::spawn(const ChildSpec& spec) {
 
   std::error_code ec;
   bp::child child(exe.string(), bp::args(spec.args), ec,
-                  bp::extend::on_exec_setup([in, out, err, envp](auto& exec) {
+                  bp::extend::on_exec_setup([in, out, err, envp, own = spec.own_group](auto& exec) {
                     // Only async-signal-safe calls between fork and exec.
-                    ::setpgid(0, 0);
+                    if (own) ::setpgid(0, 0);
                     if (in != kInherit) ::dup2(in, STDIN_FILENO);
                     if (out != kInherit) ::dup2(out, STDOUT_FILENO);
                     if (err != kInherit) ::dup2(err, STDERR_FILENO);
@@ -85,7 +85,7 @@ Child Child::spawn(const ChildSpec& spec) {
   if (ec) throw SetupError("cannot run " + exe.string() + ": " + ec.message());
   const pid_t pid = child.id();
   child.detach();  // reaped by Child, not by Boost
-  return Child(pid);
+  return Child(pid, spec.own_group);
 }
 
 Child::Child(Child&& other) noexcept { *this = std::move(other); }
@@ -94,6 +94,7 @@ Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {
     release();
     pid_ = std::exchange(other.pid_, -1);
+    own_group_ = other.own_group_;
     status_ = std::exchange(other.status_, std::nullopt);
     kill_at_ = std::exchange(other.kill_at_, std::nullopt);
   }
@@ -122,7 +123,7 @@ bool Child::poll() {
 }
 
 void Child::signal_group(int signo) const {
-  if (pid_ > 0) ::kill(-pid_, signo);
+  if (pid_ > 0) ::kill(own_group_ ? -pid_ : pid_, signo);
 }
 
 void Child::stop(Clock::time_point now, std::chrono::milliseconds grace) {

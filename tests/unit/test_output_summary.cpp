@@ -150,3 +150,18 @@ TEST_CASE("summary: quiet and always modes") {
         "tpush: 2 workers: 1 ok, 1 failed, 0 unreachable, 0 timed out (1.00s)\n"
         "tpush: bb: exit 1\n");
 }
+
+TEST_CASE("summary: brief (the prompt's) is the head line, then one line per reason naming its workers") {
+  std::vector<WorkerResult> results = {result(Outcome::ok), result(Outcome::failed, "exit 1", 1),
+                                       result(Outcome::ok), result(Outcome::failed, "exit 1", 1),
+                                       result(Outcome::unreachable, "connect refused")};
+  const std::vector<std::string> labels = {"w0", "w1", "w2", "w3", "w4"};
+  const std::string s = format_summary(results, labels, 0.5, SummaryMode::brief);
+  CHECK(s ==
+        "tpush: 5 workers: 2 ok, 2 failed, 1 unreachable, 0 timed out (0.50s)\n"
+        "tpush: w[1,3]: exit 1\n"
+        "tpush: w4: connect refused\n");
+  std::vector<WorkerResult> ok(3, result(Outcome::ok));
+  CHECK(format_summary(ok, {"a", "b", "c"}, 1, SummaryMode::brief) ==
+        "tpush: 3 workers: 3 ok, 0 failed, 0 unreachable, 0 timed out (1.00s)\n");
+}

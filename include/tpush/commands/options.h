@@ -84,6 +84,7 @@ struct Options {
   bool json = false;                    // --json: JSON Lines on stdout
   bool diff = false;                    // --diff: the common output once, the others as diffs
   bool live = false;                    // --live: a full-screen row per worker
+  bool brief_summary = false;           // not a flag: the prompt's summary (SummaryMode::brief)
   std::string out_dir;                  // --out-dir DIR
   bool fail_fast = false;               // --fail-fast
   // tpush's config file (config_file.h)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tpush/commands/options.h"
+#include "tpush/fanout/result.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::commands {
@@ -37,6 +38,8 @@ struct RunPlan {
   // When set: resolves the workers again (fresh TPU describe). Workers that
   // could not be reached and whose address changed are then tried once more.
   std::function<std::vector<inventory::Worker>()> refresh;
+  // When set: receives every worker's result, in the order of `workers`.
+  std::vector<fanout::WorkerResult>* results = nullptr;
 };
 
 // Runs the plan's command on `workers`, prints the summary; returns tpush's exit code.

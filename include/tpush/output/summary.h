@@ -8,7 +8,9 @@
 
 namespace tpush::output {
 
-enum class SummaryMode { automatic, always, quiet };
+// brief: the head line, then one line per distinct reason naming its workers
+// as a node set (the prompt's summary after each line).
+enum class SummaryMode { automatic, always, quiet, brief };
 
 // Mixing rule: interrupted (130) wins; else any worker unreachable, timed out, lost
 // or not started gives 255; else any failed command gives 1; else 0.

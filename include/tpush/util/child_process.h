@@ -28,6 +28,9 @@ struct ChildSpec {
   int stdout_fd = kDevNull;
   int stderr_fd = kDevNull;
   std::vector<std::string> env;    // NAME=VALUE set (or replaced) in the child's environment
+  // False: the child stays in tpush's process group, so the terminal's Ctrl-C
+  // reaches it as it reaches tpush (a local command run from the prompt).
+  bool own_group = true;
 };
 
 // `name` as found on PATH (or itself when it holds a '/'); empty when absent.
@@ -56,7 +59,8 @@ class Child {
   // The wait status (as from waitpid) once reaped.
   std::optional<int> status() const { return status_; }
 
-  // Sends `signo` to the child's process group.
+  // Sends `signo` to the child's process group (to the child alone when it
+  // shares tpush's).
   void signal_group(int signo) const;
   // Stopping in two steps without blocking: TERM to the group now, KILL once
   // `grace` has passed at a later call of tick(). tick() also reaps.
@@ -66,10 +70,11 @@ class Child {
   int wait();
 
  private:
-  explicit Child(pid_t pid) : pid_(pid) {}
+  Child(pid_t pid, bool own_group) : pid_(pid), own_group_(own_group) {}
   void release();
 
   pid_t pid_ = -1;
+  bool own_group_ = true;
   std::optional<int> status_;
   std::optional<Clock::time_point> kill_at_;
 };
