@@ -9,6 +9,7 @@ import pexpect
 import pytest
 
 from conftest import SUMMARY_HEAD, host_args
+from test_tpu import LOC, gcloud  # noqa: F401 (a fixture)
 from test_persist import logins
 from test_stop import remote_left, unique_sleep, wait_gone
 
@@ -19,20 +20,19 @@ LABELS = [f"w{i}" for i in range(N)]
 class Prompt:
     """tpush at a pty: send lines, wait for the prompt, read what came between."""
 
-    def __init__(self, tpush, hosts, *options, env=None, timeout=60):
+    def __init__(self, tpush, hosts, *options, env=None, timeout=60, argv=None, name="tpush"):
         self.tpush = tpush
         self.env = env or tpush.env()
-        argv = ["--label", "index", *options, *host_args(hosts)]
+        argv = argv or ["--label", "index", *options, *host_args(hosts)]
         self.child = pexpect.spawn(str(tpush.binary), argv, env=self.env, encoding="utf-8",
                                    codec_errors="replace", dimensions=(50, 200), timeout=timeout)
-        self.size = len(hosts)
+        self.name = name
         self.wait_prompt()
 
     def wait_prompt(self, size: str | None = None) -> str:
-        """Waits for the next prompt (`tpush[8]> `, or `tpush[3/8]> `); returns what came before it."""
-        pattern = r"tpush\[" + re.escape(size or str(self.size)) + r"\]> "
-        if size is None:
-            pattern = r"tpush\[(\d+/)?\d+\]> "
+        """Waits for the next prompt (`tpush[8]> `, or `tpush[3/8]> ` with size "3/8"); returns
+        what came before it."""
+        pattern = re.escape(self.name) + r"\[" + (re.escape(size) if size else r"(\d+/)?\d+") + r"\]> "
         self.child.expect(pattern)
         return self.child.before.replace("\r\n", "\n")
 
@@ -197,3 +197,14 @@ def test_no_command_without_a_terminal_is_a_usage_error(tpush, hosts):
     r = tpush(*host_args(hosts))
     assert r.returncode == 2
     assert "no command given" in r.err and "stdin is not one" in r.err
+
+
+def test_a_tpu_prompt_names_it_and_its_size(gcloud, state_env):
+    gcloud.tpu("mytpu", 4)
+    env = gcloud.env()
+    env["XDG_STATE_HOME"] = state_env["XDG_STATE_HOME"]
+    p = Prompt(gcloud.tpush, None, env=env, argv=["-p", str(gcloud.farm.port), "-t", "mytpu", *LOC], name="mytpu")
+    out = p.line("echo on $TPUSH_WORKER", size="4")
+    assert worker_lines(out, "on") == {f"w{i}": f"on {i}" for i in range(4)}
+    p.line("-w0", size="3/4")
+    assert p.end() == 0
