@@ -68,7 +68,8 @@ LiveScreen::LiveScreen(int tty) {
   std::setlocale(LC_CTYPE, "");
   {
     const LiveKeepSignals keep;
-    use_env(FALSE);  // the size comes from the terminal, not $LINES and $COLUMNS
+    use_env(FALSE);  // the size comes from the terminal (TIOCGWINSZ), not $LINES and $COLUMNS
+    use_tioctl(TRUE);
     screen_ = newterm(term, static_cast<FILE*>(out_), static_cast<FILE*>(in_));
   }
   if (!screen_) {

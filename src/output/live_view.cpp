@@ -163,6 +163,7 @@ void LiveView::hold_until_quit(int signal_fd) {
   auto now = LiveClock::now();
   v.ended = now;
   v.last_beat = now;
+  v.message.clear();  // a notice of the run's (it goes to stderr after the view): the footer says how to quit
   v.draw(now);
   while (!v.keys_gone) {
     pollfd fds[2] = {{v.screen.key_fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
