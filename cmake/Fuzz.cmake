@@ -17,7 +17,7 @@ endif()
 
 set(TPUSH_FUZZ_SANITIZE "address,undefined" CACHE STRING "Sanitizers the fuzz targets run under")
 set(TPUSH_FUZZ_TARGETS host_list hosts_file known_hosts gcloud_json private_key wire
-    line_output ssh_config relay_report)
+    line_output ssh_config relay_report unified_diff)
 
 # Only the parsers and what they call.
 set(TPUSH_FUZZ_SOURCES
@@ -30,7 +30,7 @@ set(TPUSH_FUZZ_SOURCES
   src/ssh/ssh_config_line.cpp src/ssh/ssh_config_match.cpp src/ssh/ssh_config_parse.cpp
   src/ssh/ssh_config_tokens.cpp src/ssh/ssh_config_values.cpp
   src/output/line_splitter.cpp src/output/line_output.cpp src/output/writer.cpp
-  src/output/terminal_text.cpp
+  src/output/terminal_text.cpp src/output/unified_diff.cpp
   src/util/base64.cpp src/util/string.cpp src/util/file.cpp src/util/child_process.cpp
   src/util/environment.cpp src/util/shell_quote.cpp
   src/relay/relay_script.cpp)
