@@ -8,12 +8,12 @@
 
 #include <cerrno>
 #include <clocale>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "tpush/util/error.h"
+#include "tpush/util/signals.h"
 
 // Functions only: ncurses' macros (move, clear, erase, timeout...) would
 // rewrite names in every file of a unity build after this one.
@@ -22,26 +22,6 @@
 
 namespace tpush::output {
 namespace {
-
-// newterm() and endwin() set handlers for SIGINT, SIGTERM, SIGTSTP and
-// SIGWINCH where none is set. tpush handles signals in util/signals.cpp alone
-// (SIGINT and SIGTERM reach its signalfd; the others keep their defaults), so
-// whatever ncurses sets is put back as it was, around every call that may set it.
-class LiveKeepSignals {
- public:
-  LiveKeepSignals() {
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], nullptr, &saved_[i]);
-  }
-  ~LiveKeepSignals() {
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &saved_[i], nullptr);
-  }
-  LiveKeepSignals(const LiveKeepSignals&) = delete;
-  LiveKeepSignals& operator=(const LiveKeepSignals&) = delete;
-
- private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGTSTP, SIGWINCH};
-  struct sigaction saved_[std::size(kSignals)] {};
-};
 
 enum LiveColourPair : short { kLiveRed = 1, kLiveGreen = 2, kLiveYellow = 3 };
 
@@ -67,7 +47,7 @@ LiveScreen::LiveScreen(int tty) {
   old_locale_ = locale ? locale : "C";
   std::setlocale(LC_CTYPE, "");
   {
-    const LiveKeepSignals keep;
+    const util::KeepDispositions keep;
     use_env(FALSE);  // the size comes from the terminal (TIOCGWINSZ), not $LINES and $COLUMNS
     use_tioctl(TRUE);
     screen_ = newterm(term, static_cast<FILE*>(out_), static_cast<FILE*>(in_));
@@ -109,7 +89,7 @@ LiveScreen::~LiveScreen() { close(); }
 
 void LiveScreen::close() {
   if (screen_) {
-    const LiveKeepSignals keep;
+    const util::KeepDispositions keep;
     set_term(screen_);
     endwin();  // the terminal's modes as they were, the normal screen back
     delscreen(screen_);

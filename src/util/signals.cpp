@@ -50,4 +50,12 @@ JobControlScope::~JobControlScope() {
   pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
+KeepDispositions::KeepDispositions() {
+  for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], nullptr, &saved_[i]);
+}
+
+KeepDispositions::~KeepDispositions() {
+  for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &saved_[i], nullptr);
+}
+
 }  // namespace tpush::util

@@ -7,6 +7,8 @@
 
 #include <signal.h>
 
+#include <iterator>
+
 namespace tpush::util {
 
 class SignalScope {
@@ -38,6 +40,22 @@ class JobControlScope {
  private:
   int fd_ = -1;
   sigset_t old_mask_{};
+};
+
+// Libraries that set signal handlers of their own where none is set (ncurses'
+// newterm() and endwin(): SIGINT, SIGTERM, SIGTSTP, SIGWINCH) are called inside
+// one of these: every disposition it saw is put back when it ends, so the
+// signals stay this file's.
+class KeepDispositions {
+ public:
+  KeepDispositions();
+  ~KeepDispositions();
+  KeepDispositions(const KeepDispositions&) = delete;
+  KeepDispositions& operator=(const KeepDispositions&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGTSTP, SIGWINCH};
+  struct sigaction saved_[std::size(kSignals)] {};
 };
 
 }  // namespace tpush::util
