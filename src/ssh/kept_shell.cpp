@@ -29,10 +29,16 @@ constexpr std::size_t kMaxHello = 4096;
 // jobs go there); each job gets the channel's stderr from fd 3. `wait` returns
 // when a job stops, too: the loop waits until it is gone. tpush_state is
 // which login files exist and what they hold, read with the `read` builtin
-// (no fork; a few kB): any difference from the start and the command is
-// declined. Contents, not times: file times move in clock ticks, and an edit
-// in the tick the shell started in has the time it had. (The directory must
-// be writable: the claims below are made there.) Then the
+// (no fork; bash reads a regular file in blocks, a few syscalls for a few
+// kB): any difference from the start and the command is declined. Contents,
+// not times: file times move in clock ticks (a few ms; nanosecond fields
+// too), so an edit in the tick the shell started in has the time the file
+// had, and one written with its old time (cp -p, rsync -t, tar) never looks
+// newer; ctime and size would need stat(1), a fork per command. A variable
+// holds no NUL byte, so a file is read as its NUL-separated pieces, each
+// length-prefixed: bash drops NULs and runs what follows them, so an edit
+// after one counts too. (The directory must be writable: the claims below
+// are made there.) Then the
 // command's claim: a file made with noclobber (O_EXCL), so that of the kept
 // shell and a later login running the same command (with_claim()) only the
 // first runs it. The shell removes its own claims CLAIMS_KEPT commands at a
@@ -45,7 +51,9 @@ tpush_state() {
   tpush_x=
   for tpush_f in LOGIN_FILES; do
     if [ -e "$tpush_f" ]; then
-      tpush_v=; IFS= read -r -d '' tpush_v < "$tpush_f"; tpush_x+="1${#tpush_v}:$tpush_v"
+      tpush_x+=1
+      { while IFS= read -r -d '' tpush_v; do tpush_x+="${#tpush_v}:$tpush_v,"; done
+        tpush_x+="${#tpush_v}:$tpush_v."; } < "$tpush_f"
     else tpush_x+=0; fi
   done
 }

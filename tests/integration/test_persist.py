@@ -776,6 +776,28 @@ def test_a_changed_login_file_is_read_by_the_next_command(farm, tpush, penv):
         farm.sshd.bash_env.unlink(missing_ok=True)
 
 
+def test_a_login_file_edited_in_the_tick_the_shells_started_is_seen(farm, tpush, penv):
+    """An edit that leaves a login file its size and its mtime to the nanosecond, as an
+    edit in the clock tick the kept shells started in would look to a comparison of
+    times, is seen all the same: the next command runs as a new login would."""
+    hosts = farm.hosts[:3]
+    bash_env = farm.sshd.bash_env
+    try:
+        bash_env.write_text("export GREETING=before\n")
+        r = tpush(*host_args(hosts), "true", env=penv)  # the master, and a shell per session
+        assert r.returncode == 0, str(r)
+        was = bash_env.stat()
+        bash_env.write_text("export GREETING=after!\n")
+        os.utime(bash_env, ns=(was.st_atime_ns, was.st_mtime_ns))
+        now = bash_env.stat()
+        assert (now.st_size, now.st_mtime_ns) == (was.st_size, was.st_mtime_ns)
+        r = tpush(*host_args(hosts), 'echo "[$GREETING]"', env=penv)
+        assert r.returncode == 0, str(r)
+        assert all(v == ["[after!]"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    finally:
+        bash_env.unlink(missing_ok=True)
+
+
 def test_a_process_left_holding_the_output_is_waited_for(farm, tpush, penv):
     """As with a direct run (and ssh): a command that leaves a process behind that still
     writes to its stdout and stderr ends when they close, and what it writes is that

@@ -105,17 +105,38 @@ TEST_CASE("kept shell: a changed login file declines the command, a process left
     CHECK(r.out.find(end_tag(2) + "stale\n") != std::string::npos);
     CHECK(r.out.find("not run") == std::string::npos);
   }
-  SUBCASE("changed, with its time put back") {
-    // As an edit in the clock tick the shell started in looks to a comparison
-    // of times: same size, same mtime, other bytes.
+  SUBCASE("changed in the same clock tick") {
+    // An edit in the tick the shell started in, on purpose: the file keeps its
+    // size and its mtime to the nanosecond, as a comparison of times would see
+    // an edit made a few ms after the shell read it (file times move in ticks).
     const auto r = feed(dir, "/bin/bash",
-                        sent("cp -p \"$BASH_ENV\" \"$BASH_ENV.was\"; printf x > \"$BASH_ENV\"; "
-                             "touch -r \"$BASH_ENV.was\" \"$BASH_ENV\"", 1) +
+                        sent("was=$(stat -c '%s %y' \"$BASH_ENV\"); cp -p \"$BASH_ENV\" \"$BASH_ENV.was\"; "
+                             "printf x > \"$BASH_ENV\"; touch -r \"$BASH_ENV.was\" \"$BASH_ENV\"; "
+                             "[ \"$(stat -c '%s %y' \"$BASH_ENV\")\" = \"$was\" ] && echo same size and time", 1) +
                             sent("echo not run", 2),
                         "BASH_ENV=" + bash_env);
-    CHECK(r.out.find(end_tag(1) + "0\n") != std::string::npos);
+    CHECK(r.out.find("same size and time\n" + end_tag(1) + "0\n") != std::string::npos);
     CHECK(r.out.find(end_tag(2) + "stale\n") != std::string::npos);
     CHECK(r.out.find("not run") == std::string::npos);
+  }
+  SUBCASE("changed after a NUL byte") {
+    // bash drops NUL bytes from a file it sources and runs what follows them.
+    const std::string with_nul = dir.write("bash_env", std::string(": a\n\0: b\n", 9)).string();
+    const auto r = feed(dir, "/bin/bash",
+                        sent("cp -p \"$BASH_ENV\" \"$BASH_ENV.was\"; printf ': a\\n\\0: c\\n' > \"$BASH_ENV\"; "
+                             "touch -r \"$BASH_ENV.was\" \"$BASH_ENV\"; cmp -s \"$BASH_ENV\" \"$BASH_ENV.was\" || echo edited", 1) +
+                            sent("echo not run", 2),
+                        "BASH_ENV=" + with_nul);
+    CHECK(r.out.find("edited\n" + end_tag(1) + "0\n") != std::string::npos);
+    CHECK(r.out.find(end_tag(2) + "stale\n") != std::string::npos);
+    CHECK(r.out.find("not run") == std::string::npos);
+  }
+  SUBCASE("rewritten as it was") {
+    // Written again with the same bytes (a deploy that changed nothing): a new
+    // login would be the same, so the command runs here.
+    const auto r = feed(dir, "/bin/bash", sent("printf '\\n' > \"$BASH_ENV\"", 1) + sent("echo ran", 2),
+                        "BASH_ENV=" + bash_env);
+    CHECK(r.out.find("ran\n" + end_tag(2) + "0\n") != std::string::npos);
   }
   SUBCASE("removed") {
     const auto r = feed(dir, "/bin/bash", sent("rm \"$BASH_ENV\"", 1) + sent("echo not run", 2),
