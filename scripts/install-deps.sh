@@ -37,9 +37,11 @@ readonly dev_pkgs=(doctest-dev)
 # Real sshd on loopback, pytest, fault injection (nft, ip), process tools, and
 # the oracles tests compare against (dshbak from pdsh; clubak and nodeset from
 # clustershell), what checks the man page and the zsh and fish completions, and
-# what drives tpush at a terminal (pexpect's pty, pyte's screen).
+# what drives tpush at a terminal (pexpect's pty, pyte's screen). netbase:
+# /etc/services, where port names (`Port ssh`) are looked up, by tpush as by
+# OpenSSH (a minimal root, as Debian's container image, has none).
 readonly test_pkgs=(
-  openssh-server openssh-client python3 python3-pytest
+  openssh-server openssh-client python3 python3-pytest netbase
   nftables iproute2 procps psmisc lsof rsync
   pdsh clustershell
   man-db zsh fish

@@ -5,7 +5,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 
+#include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tpush/ssh/name_lookup.h"
@@ -27,9 +29,27 @@ bool readable_within(int fd, int ms) {
   return ::poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
 }
 
+// The lookups of "localhost" below need it to resolve, as it does from
+// /etc/hosts on any installed system and in a container (its runtime writes
+// one). A minimal root made by debootstrap has no /etc/hosts: there these
+// tests fail, saying what is missing, rather than with a lookup error.
+void require_localhost() {
+  addrinfo* found = nullptr;
+  const addrinfo hints = stream_hints();
+  const int rc = ::getaddrinfo("localhost", "22", &hints, &found);
+  if (found) ::freeaddrinfo(found);
+  const std::string why = std::string("this test needs `localhost` to resolve, and here it does not (getaddrinfo: ") +
+                          ::gai_strerror(rc) + "): " +
+                          (std::filesystem::exists("/etc/hosts") ? "/etc/hosts has no line for it"
+                                                                 : "/etc/hosts is missing") +
+                          "; add the line `127.0.0.1 localhost` to /etc/hosts";
+  REQUIRE_MESSAGE(rc == 0, why);
+}
+
 }  // namespace
 
 TEST_CASE("a name lookup wakes its fd and hands over getaddrinfo's answer") {
+  require_localhost();
   NameLookup lookup("localhost", "2222", stream_hints());  // /etc/hosts, no DNS needed
   REQUIRE(lookup.fd() >= 0);
   REQUIRE(readable_within(lookup.fd(), 10000));
@@ -57,6 +77,7 @@ TEST_CASE("a lookup that fails gives getaddrinfo's error, not addresses") {
 }
 
 TEST_CASE("many lookups at once, some dropped before they finish, all end") {
+  require_localhost();
   std::vector<std::unique_ptr<NameLookup>> lookups;
   for (int i = 0; i < 3 * NameLookup::max_threads; ++i)
     lookups.push_back(std::make_unique<NameLookup>("localhost", "22", stream_hints()));
