@@ -15,12 +15,15 @@
 #   make deb          the Debian package (debian/, dpkg-buildpackage) in build-deb/,
 #                     checked by lintian
 #   make package-test (root) install the .deb on a clean Debian 12 root, use it, purge it
+#   make fresh-test   (root) clone this repository into a fresh minimal Debian 12 root
+#                     and run `make test` there (~40 min; not in .ci/run)
 #   make clean        remove build dirs; `make distclean` also removes .deps/
 #
-# Only deps, test, test-asan, test-tsan, fuzz, fuzz-smoke, demo, bench, deb and
-# package-test install packages (as root); the others say what is missing. Knobs:
-# WERROR=1 (on by default when $CI is set), BUILD_TYPE, PREFIX, DESTDIR, PYTEST_ARGS,
-# CMAKE_ARGS (extra configure arguments), TSAN_TESTS, FUZZ_SECONDS, FUZZ_TARGETS.
+# Only deps, test, test-asan, test-tsan, fuzz, fuzz-smoke, demo, bench, deb,
+# package-test and fresh-test install packages (as root); the others say what is
+# missing. Knobs: WERROR=1 (on by default when $CI is set), BUILD_TYPE, PREFIX,
+# DESTDIR, PYTEST_ARGS, CMAKE_ARGS (extra configure arguments), TSAN_TESTS,
+# FUZZ_SECONDS, FUZZ_TARGETS, FRESH_TEST_UNTIL.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -72,7 +75,7 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_
 all: build
 
 help:
-	@sed -n '3,24p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^$$/{/^$$/!p}' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 # --- dependencies ----------------------------------------------------------------
 deps:
@@ -244,6 +247,17 @@ package-test-check:
 package-test: package-test-check deb
 	@tests/package/install-test.sh $(DEB_FILE)
 .PHONY: deps-package deb package-test-check package-test
+
+# Root only: `make test` from a clone of this repository's HEAD, as README.md says
+# it, on a fresh `debootstrap --variant=minbase bookworm` root (cached in
+# /var/cache/tpush/fresh-test/); tests/package/fresh-test.sh says how.
+# FRESH_TEST_UNTIL=clone, deps or libssh2 stops after that step (clone, deps: no compile).
+FRESH_TEST_UNTIL ?=
+deps-fresh:
+	@scripts/install-deps.sh fresh
+fresh-test: deps-fresh
+	@tests/package/fresh-test.sh $(if $(FRESH_TEST_UNTIL),--until $(FRESH_TEST_UNTIL))
+.PHONY: deps-fresh fresh-test
 
 # --- install / clean -------------------------------------------------------------------
 # Builds only the tpush target; a build directory made here has no unit tests

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages tpush needs for one purpose.
 #
-#   scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz|package]   (default: build)
+#   scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz|package|fresh]   (default: build)
 #
 #   build  what compiling and installing tpush needs
 #   dev    + doctest, for the unit tests (`make`, `make build`)
@@ -9,6 +9,7 @@
 #   bench  + the tools tpush is measured against (`make bench`)
 #   fuzz   build + clang and libFuzzer (`make fuzz`, `make fuzz-smoke`)
 #   package  build + debhelper, lintian and debootstrap (`make deb`, `make package-test`)
+#   fresh  debootstrap alone (`make fresh-test`: everything else is installed in its root)
 #
 # Each of build, dev, test and bench includes the one before it. Packages
 # already installed are found with dpkg alone, so a machine that has everything
@@ -55,9 +56,11 @@ readonly fuzz_pkgs=(clang-14 libclang-rt-14-dev llvm-14)
 # The Debian package: dpkg-buildpackage's debhelper (dpkg-dev is in build), lintian
 # to check the .deb, debootstrap for the clean root tests/package/ installs it on.
 readonly package_pkgs=(debhelper lintian debootstrap)
+# `make test` on a fresh debootstrapped root (tests/package/fresh-test.sh).
+readonly fresh_pkgs=(debootstrap)
 
 usage() {
-  echo "usage: scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz|package]" >&2
+  echo "usage: scripts/install-deps.sh [--check] [build|dev|test|bench|fuzz|package|fresh]" >&2
   exit 2
 }
 
@@ -75,6 +78,7 @@ case "$purpose" in
   bench) wanted=("${build_pkgs[@]}" "${dev_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   fuzz) wanted=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
   package) wanted=("${build_pkgs[@]}" "${package_pkgs[@]}") ;;
+  fresh) wanted=("${fresh_pkgs[@]}") ;;
   -h | --help) usage ;;
   *) echo "$prog: unknown set '$purpose'" >&2; usage ;;
 esac
