@@ -53,6 +53,7 @@ void CommandJob::stderr_data(std::string_view bytes) {
 }
 
 void CommandJob::start_work(LIBSSH2_SESSION* session) {
+  out_.connected(index_);
   ssh::KeptShell* shell = kept_shell();
   if (want_shell_ && shell && shell->ready() && shell->run(raw_command_, ssh::group_tag())) {
     via_shell_ = true;

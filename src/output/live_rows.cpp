@@ -88,7 +88,7 @@ const std::vector<std::size_t>& LiveRows::order() {
 std::string LiveRows::state_text(std::size_t w) const {
   const Worker& x = workers_[w];
   if (x.phase == LivePhase::waiting) return "waiting";
-  if (x.phase == LivePhase::running) return "running";
+  if (x.phase == LivePhase::running) return x.connected ? "running" : "connecting";
   if (x.result.outcome == fanout::Outcome::failed) {
     if (!x.result.signal.empty()) return "signal " + x.result.signal;
     if (x.result.exit_status >= 0) return "exit " + std::to_string(x.result.exit_status);
@@ -141,10 +141,11 @@ std::string LiveRows::last_text(std::size_t w) const {
 
 std::string LiveRows::counts_text() const {
   std::size_t by_outcome[fanout::kOutcomes] = {};
-  std::size_t waiting = 0;
+  std::size_t waiting = 0, connecting = 0;
   for (const Worker& x : workers_) {
     if (x.phase == LivePhase::done) ++by_outcome[static_cast<int>(x.result.outcome)];
     else if (x.phase == LivePhase::waiting) ++waiting;
+    else if (!x.connected) ++connecting;
   }
   std::string out;
   const auto add = [&](std::size_t n, const char* what) {
@@ -152,7 +153,8 @@ std::string LiveRows::counts_text() const {
     if (!out.empty()) out += ", ";
     out += std::to_string(n) + " " + what;
   };
-  add(running_, "running");
+  add(running_ - connecting, "running");
+  add(connecting, "connecting");
   for (const fanout::Outcome o : kLiveCountOrder) add(by_outcome[static_cast<int>(o)], live_outcome_text(o));
   add(waiting, "waiting");
   return out;

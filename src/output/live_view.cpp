@@ -127,6 +127,11 @@ void LiveView::started(std::size_t worker) {
   impl_->dirty = true;
 }
 
+void LiveView::connected(std::size_t worker) {
+  impl_->rows.connected(worker);
+  impl_->dirty = true;
+}
+
 void LiveView::finished(std::size_t worker, const fanout::WorkerResult& result) {
   impl_->rows.finished(worker, result, LiveClock::now());
   impl_->dirty = true;

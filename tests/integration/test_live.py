@@ -144,6 +144,21 @@ def test_every_worker_reaches_its_final_state_failures_first_then_the_summary(fa
     assert s.reasons == {hosts[5]: "exit 1"}, t.after_view()
 
 
+def test_a_worker_still_connecting_says_so_until_its_deadline(farm, live, faults):
+    """A server that accepts and never speaks: its row reads "connecting" while the others
+    have run, and ends "timed out" at --connect-timeout."""
+    silent = faults.server("silent")
+    hosts = farm.hosts[:3]
+    t = live("--connect-timeout", 3, "-w", ",".join([*hosts, silent.host]), "echo ran")
+    t.wait_for(lambda lines: "3 ok" in lines[0] and "1 connecting" in lines[0], "three done, one connecting")
+    row = row_of(t.lines, silent.host)
+    assert row is not None and re.search(r"\bconnecting\b", row), t.dump()
+    t.wait_for(lambda lines: "1 timed out" in lines[0] and "ended" in lines[0], "the connect deadline")
+    assert re.search(r"\btimed out\b", row_of(t.lines, silent.host)), t.dump()
+    t.send("q")
+    assert t.finish() == 255
+
+
 def test_a_small_terminal_scrolls_and_follows_a_resize(farm, live):
     """24 rows show 21 workers of 32; End and Home scroll; a taller terminal shows them all."""
     hosts = farm.hosts[:32]

@@ -82,7 +82,10 @@ const auto kLiveT0 = LiveRows::Clock::time_point{} + 1000s;
 
 TEST_CASE("live layout: header counts, one row per worker, failures on top, keys in the footer") {
   LiveRows rows(live_layout_labels(4), 1 << 16);
-  for (std::size_t w = 0; w < 4; ++w) rows.started(w, kLiveT0);
+  for (std::size_t w = 0; w < 4; ++w) {
+    rows.started(w, kLiveT0);
+    rows.connected(w);
+  }
   rows.data(0, Stream::out, "start\ndone 0\n");
   rows.finished(0, live_layout_result(Outcome::ok, 0, ""), kLiveT0 + 1s);
   rows.data(2, Stream::err, "oops\n");
@@ -141,6 +144,7 @@ TEST_CASE("live layout: 1,024 rows scroll by line, page, home and end, and the c
 TEST_CASE("live layout: a worker's output opens at its end, scrolls, and notes dropped bytes") {
   LiveRows rows(live_layout_labels(2), 64 * 1024);
   rows.started(1, kLiveT0);
+  rows.connected(1);
   std::string lots;
   for (int i = 0; i < 20000; ++i) lots += "line " + std::to_string(i) + "\n";
   rows.data(1, Stream::out, lots);

@@ -61,6 +61,8 @@ TEST_CASE("live rows: what the state and exit columns say") {
   CHECK(rows.state_text(0) == "waiting");
   CHECK(rows.exit_text(0) == "");
   rows.started(0, t);
+  CHECK(rows.state_text(0) == "connecting");
+  rows.connected(0);
   CHECK(rows.state_text(0) == "running");
   rows.finished(0, live_result(Outcome::ok, 0), t);
   CHECK(rows.state_text(0) == "ok");
@@ -127,6 +129,8 @@ TEST_CASE("live rows: the header counts what is not zero") {
   rows.finished(1, live_result(Outcome::ok, 0), t);
   rows.finished(2, live_result(Outcome::failed, 1), t);
   rows.finished(3, live_result(Outcome::unreachable), t);
+  CHECK(rows.counts_text() == "1 connecting, 1 ok, 1 failed, 1 unreachable, 2 waiting");
+  rows.connected(0);
   CHECK(rows.counts_text() == "1 running, 1 ok, 1 failed, 1 unreachable, 2 waiting");
   CHECK(rows.running() == 1);
 }

@@ -27,6 +27,9 @@ class OutputSink {
   // The worker started (its job began), and how it ended: for sinks that
   // report workers, not only lines (--json, a status line). Default: nothing.
   virtual void started(std::size_t /*worker*/) {}
+  // The worker's session is ready and its command begins (the live view's
+  // "connecting" ends). Default: nothing.
+  virtual void connected(std::size_t /*worker*/) {}
   virtual void finished(std::size_t /*worker*/, const WorkerResult& /*result*/) {}
   // Called after every batch of events, and once at the end: hand on what is held.
   virtual void flush() = 0;

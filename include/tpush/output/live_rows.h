@@ -38,6 +38,8 @@ class LiveRows {
   std::size_t label_columns() const { return label_columns_; }
 
   void started(std::size_t w, Clock::time_point now);
+  // Its session is ready: "connecting" becomes "running".
+  void connected(std::size_t w) { workers_[w].connected = true; }
   void finished(std::size_t w, const fanout::WorkerResult& result, Clock::time_point now);
   void data(std::size_t w, fanout::Stream stream, std::string_view bytes) { workers_[w].output.append(stream, bytes); }
   void end(std::size_t w) { workers_[w].output.end(); }
@@ -55,7 +57,7 @@ class LiveRows {
   const fanout::WorkerResult& result(std::size_t w) const { return workers_[w].result; }
   const LiveOutput& output(std::size_t w) const { return workers_[w].output; }
 
-  // "waiting", "running", "ok", "exit 3", "signal KILL", "unreachable",
+  // "waiting", "connecting", "running", "ok", "exit 3", "signal KILL", "unreachable",
   // "timed out", "lost", "interrupted", "not started", "stopped".
   std::string state_text(std::size_t w) const;
   // The exit status ("0", "3"), the signal's name ("KILL"), or "".
@@ -75,6 +77,7 @@ class LiveRows {
     Worker(std::string l, std::size_t bound) : label(std::move(l)), output(bound) {}
     std::string label;
     LivePhase phase = LivePhase::waiting;
+    bool connected = false;  // running: its command has begun (else still connecting)
     Clock::time_point started{};
     Clock::time_point ended{};
     std::uint64_t start_seq = 0;  // the order workers started in

@@ -31,6 +31,7 @@ class LiveView final : public fanout::OutputSink, public util::Pollable {
   void data(std::size_t worker, fanout::Stream stream, std::string_view bytes) override;
   void end(std::size_t worker) override;
   void started(std::size_t worker) override;
+  void connected(std::size_t worker) override;
   void finished(std::size_t worker, const fanout::WorkerResult& result) override;
   void flush() override;
   void notice(std::string line) override;

@@ -29,6 +29,7 @@ class OutDir final : public fanout::OutputSink {
   void data(std::size_t worker, fanout::Stream stream, std::string_view bytes) override;
   void end(std::size_t worker) override;
   void started(std::size_t worker) override;
+  void connected(std::size_t worker) override { shown_.connected(worker); }
   void finished(std::size_t worker, const fanout::WorkerResult& result) override;
   void flush() override { shown_.flush(); }
   void notice(std::string line) override { shown_.notice(std::move(line)); }
