@@ -16,7 +16,7 @@
 #                     checked by lintian
 #   make package-test (root) install the .deb on a clean Debian 12 root, use it, purge it
 #   make fresh-test   (root) clone this repository into a fresh minimal Debian 12 root
-#                     and run `make test` there (~40 min; not in .ci/run)
+#                     and run `make test` there (30-40 min; not in .ci/run)
 #   make clean        remove build dirs; `make distclean` also removes .deps/
 #
 # Only deps, test, test-asan, test-tsan, fuzz, fuzz-smoke, demo, bench, deb,
