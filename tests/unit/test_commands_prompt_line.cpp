@@ -30,7 +30,7 @@ TEST_CASE("prompt line: clush's spellings") {
   CHECK(parse_prompt_line("exit").kind == Kind::quit);
 }
 
-TEST_CASE("prompt line: words after ':' with their argument; an unknown word is named back") {
+TEST_CASE("prompt line: words after a colon with their argument, and an unknown word named back") {
   CHECK(parse_prompt_line(":add  w[1-2] ").kind == Kind::add);
   CHECK(parse_prompt_line(":add  w[1-2] ").arg == "w[1-2]");
   CHECK(parse_prompt_line(":leader w3").kind == Kind::leader);
