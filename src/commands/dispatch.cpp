@@ -93,7 +93,7 @@ int run_command_line(int argc, const char* const* argv, const fanout::RunHost* h
     return exit_code::usage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpush: error: %s\n", e.what());
-    return exit_code::unreachable;
+    return exit_code::setup_failed;
   }
 }
 

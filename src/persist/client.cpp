@@ -17,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tpush/output/exit_codes.h"
 #include "tpush/persist/master.h"
 #include "tpush/persist/messages.h"
 #include "tpush/persist/place.h"
@@ -78,10 +79,7 @@ bool start_master(const Place& place, std::chrono::seconds persist) {
     ::dup2(null, 1);
     ::dup2(err >= 0 ? err : null, 2);
     ::fcntl(ready[1], F_SETFD, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
+    util::restore_default_signals();
     if (::chdir("/") != 0) ::_exit(127);
     const std::string idle = std::to_string(persist.count()), fd = std::to_string(ready[1]);
     ::execl("/proc/self/exe", "tpush", kMasterFlag, place.socket.c_str(), place.lock.c_str(), idle.c_str(),
@@ -233,7 +231,7 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
                "tpush: error: the persist master (pid %ld) ended during the run: what the workers did is unknown "
                "(see %s; run again to connect directly)\n",
                static_cast<long>(peer->pid), log_of(master->place).c_str());
-  return 255;
+  return exit_code::unreachable;  // its workers' end is unknown, as a lost worker's
 }
 
 Disconnected disconnect(const std::string& worker_set) {

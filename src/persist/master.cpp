@@ -18,6 +18,7 @@
 #include <optional>
 #include <utility>
 
+#include "tpush/output/exit_codes.h"
 #include "tpush/persist/messages.h"
 #include "tpush/ssh/session_pool.h"
 #include "tpush/util/signals.h"
@@ -248,7 +249,7 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   env_.use({f.begin() + 4 + static_cast<long>(argc), f.end()});
   util::prompt_on(m.fds.size() == 5 ? m.fds[4] : -1);  // the client's terminal, for passphrases
 
-  int code = 255;
+  int code = exit_code::setup_failed;
   if (in_dir) {
     BusyAnswer busy(listen_fd_);
     ClientWatch watch(conn);
@@ -289,7 +290,7 @@ int serve(const std::vector<std::string>& args, const RunCommandLine& run) {
   // args: SOCKET LOCK IDLE_SECONDS READY_FD
   if (args.size() != 4) {
     std::fprintf(stderr, "tpush: %s is tpush's own (a client starts it)\n", kMasterFlag);
-    return 2;
+    return exit_code::usage;
   }
   const int ready = std::atoi(args[3].c_str());
   Master master(args[0], args[1], std::chrono::seconds(std::max(1L, std::strtol(args[2].c_str(), nullptr, 10))));

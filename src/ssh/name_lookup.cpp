@@ -1,7 +1,5 @@
 #include "tpush/ssh/name_lookup.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -14,6 +12,8 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+
+#include "tpush/util/signals.h"
 
 namespace tpush::ssh {
 
@@ -78,16 +78,13 @@ class Pool {
  private:
   void spawn() {
     // Signals belong to the event loop's signalfd, never to these threads.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const util::BlockAllSignals blocked;
     try {
       std::thread([this] { work(); }).detach();
       ++threads_;
     } catch (const std::system_error&) {
       // out of threads: the lookups wait for the ones there are
     }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
 
   void work() {

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "tpush/util/error.h"
+#include "tpush/util/signals.h"
 
 extern char** environ;
 
@@ -75,10 +76,7 @@ Child Child::spawn(const ChildSpec& spec) {
                     if (in != kInherit) ::dup2(in, STDIN_FILENO);
                     if (out != kInherit) ::dup2(out, STDOUT_FILENO);
                     if (err != kInherit) ::dup2(err, STDERR_FILENO);
-                    sigset_t none;
-                    sigemptyset(&none);
-                    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-                    ::signal(SIGPIPE, SIG_DFL);
+                    restore_default_signals();
                     if (envp) exec.env = envp;
                   }));
   ::close(null_fd);

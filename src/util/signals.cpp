@@ -58,4 +58,19 @@ KeepDispositions::~KeepDispositions() {
   for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &saved_[i], nullptr);
 }
 
+BlockAllSignals::BlockAllSignals() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old_mask_);
+}
+
+BlockAllSignals::~BlockAllSignals() { pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr); }
+
+void restore_default_signals() noexcept {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+}
+
 }  // namespace tpush::util

@@ -10,5 +10,6 @@ inline constexpr int interrupted = 130;  // SIGINT/SIGTERM (128 + SIGINT)
 inline constexpr int output_closed = 141;// the reader of stdout went away (128 + SIGPIPE)
 inline constexpr int unreachable = 255;  // some worker could not be reached, verified,
                                          // authenticated, or finished (timeout, lost)
+inline constexpr int setup_failed = 255; // the run could not start (SetupError): as ssh's 255
 
 }  // namespace tpush::exit_code

@@ -1,6 +1,10 @@
 // The two error tiers. A worker's failure is a value (see fanout/result.h);
-// only problems that stop the whole run are exceptions, and they all end up
-// in main's single catch, which prints "tpush: error: <what>".
+// only problems that stop the whole run are exceptions, these four, and they
+// all end up in the one catch of commands/dispatch.cpp (run_command_line),
+// which prints "tpush: error: <what>" and returns the exit code. The
+// interactive prompt catches a line's UsageError and SetupError the same way
+// and reads the next line. Code below catches them only to turn one into a
+// worker's result or a better message.
 #pragma once
 
 #include <stdexcept>

@@ -2,7 +2,9 @@
 // any thread starts: SIGINT, SIGTERM and SIGHUP are blocked in every thread and
 // delivered through a signalfd the event loop watches; SIGPIPE is ignored, so a
 // vanished reader shows up as EPIPE on write and tpush ends quietly. Children
-// get the defaults back in util/child_process.cpp.
+// get the defaults back (restore_default_signals, below) before they exec.
+// Nothing outside src/util/signals.cpp touches signal masks or dispositions
+// (tests/check_rules.py keeps it so).
 #pragma once
 
 #include <signal.h>
@@ -41,6 +43,23 @@ class JobControlScope {
   int fd_ = -1;
   sigset_t old_mask_{};
 };
+
+// Every signal blocked in this thread while it lives: a thread started inside
+// inherits the mask and so never takes a signal (the name lookups' helpers).
+class BlockAllSignals {
+ public:
+  BlockAllSignals();
+  ~BlockAllSignals();
+  BlockAllSignals(const BlockAllSignals&) = delete;
+  BlockAllSignals& operator=(const BlockAllSignals&) = delete;
+
+ private:
+  sigset_t old_mask_{};
+};
+
+// In a forked child, before exec: what SignalScope changed, back at the
+// defaults (nothing blocked, SIGPIPE's default action). Async-signal-safe.
+void restore_default_signals() noexcept;
 
 // Libraries that set signal handlers of their own where none is set (ncurses'
 // newterm() and endwin(): SIGINT, SIGTERM, SIGTSTP, SIGWINCH) are called inside
