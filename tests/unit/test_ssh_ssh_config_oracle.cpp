@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -274,7 +275,12 @@ bool have_openssh_92() {
 
 TEST_CASE("ssh_config oracle: tpush resolves every corpus query as OpenSSH 9.2 does") {
   if (!have_openssh_92()) {
-    MESSAGE("skipped: needs OpenSSH 9.2 (`ssh -V`), the version the corpus was checked against");
+    // Where OpenSSH 9.2 is expected (CI, on Debian 12), its absence is a failure;
+    // elsewhere a skip that CTest reports as one.
+    const char* ci = std::getenv("CI");
+    const bool in_ci = ci && *ci && std::string(ci) != "0" && std::string(ci) != "false";
+    if (in_ci) FAIL("CI is set and OpenSSH 9.2 is missing (`ssh -V`): the oracle cannot run; install openssh-client");
+    std::printf("tpush test skipped: needs OpenSSH 9.2 (`ssh -V`), the version the corpus was checked against\n");
     return;
   }
   const passwd* pw = getpwuid(getuid());
