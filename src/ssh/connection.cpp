@@ -38,15 +38,28 @@ int sign_with_key(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len, c
   return 0;
 }
 
-std::string connect_error_text(int err) {
+// "127.0.1.5 port 22", "fe80::1 port 2222": the address tried, as ssh names it.
+std::string address_text(const addrinfo* ai) {
+  char host[NI_MAXHOST], port[NI_MAXSERV];
+  if (!ai || getnameinfo(ai->ai_addr, ai->ai_addrlen, host, sizeof host, port, sizeof port,
+                         NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return {};
+  return std::string(host) + " port " + port;
+}
+
+// "connect refused (127.0.1.5 port 22)": what happened, and where.
+std::string connect_error_text(int err, const addrinfo* ai) {
+  std::string text;
   switch (err) {
-    case ECONNREFUSED: return "connect refused";
-    case ECONNRESET: return "connection lost (reset by the peer before SSH started)";
+    case ECONNREFUSED: text = "connect refused"; break;
+    case ECONNRESET: text = "connection lost (reset by the peer before SSH started)"; break;
     case EHOSTUNREACH:
-    case ENETUNREACH: return "no route to host";
-    case ETIMEDOUT: return "connect timed out";
-    default: return std::string("connect failed: ") + std::strerror(err);
+    case ENETUNREACH: text = "no route to host"; break;
+    case ETIMEDOUT: text = "connect timed out"; break;
+    default: text = std::string("connect failed: ") + std::strerror(err);
   }
+  const std::string where = address_text(ai);
+  return where.empty() ? text : text + " (" + where + ")";
 }
 
 }  // namespace
@@ -250,9 +263,10 @@ void Connection::start_connect() {
       setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
     if (::connect(fd_, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
       phase_ = Phase::connect;
+      connecting_to_ = ai;
       return;
     }
-    connect_error_ = connect_error_text(errno);
+    connect_error_ = connect_error_text(errno, ai);
     close_socket();
   }
   if (attempts_left_ > 0 && addresses_) return retry_connect_later();
@@ -280,12 +294,13 @@ void Connection::finish_connect() {
   if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
   if (err == EINPROGRESS) return;  // spurious wake-up
   if (err != 0) {
-    connect_error_ = connect_error_text(err);
+    connect_error_ = connect_error_text(err, connecting_to_);
     start_connect();  // the next address (this socket is closed once it exists), or fail
     return;
   }
   freeaddrinfo(addresses_);
   addresses_ = next_address_ = nullptr;
+  connecting_to_ = nullptr;
   reached_ = true;
   start_session();
 }
@@ -552,6 +567,7 @@ void Connection::abandon() {
   if (addresses_) {
     freeaddrinfo(addresses_);
     addresses_ = next_address_ = nullptr;
+    connecting_to_ = nullptr;
   }
 }
 

@@ -32,7 +32,7 @@ def test_closed_port(farm, tpush):
     r = tpush(*host_args(hosts + [bad]), ok_cmd(), timeout=30)
     assert r.returncode == 255, str(r)
     s = check_others_ok(r, hosts, bad)
-    assert s.reasons[bad].startswith("connect refused"), str(r)
+    assert s.reasons[bad] == f"connect refused ({addr} port {port})", str(r)
     assert s.unreachable == 1, str(r)
 
 

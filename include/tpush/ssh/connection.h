@@ -178,6 +178,7 @@ class Connection {
   std::unique_ptr<Transport> transport_;  // jump host or proxy command, when there is one
   addrinfo* addresses_ = nullptr;
   addrinfo* next_address_ = nullptr;
+  const addrinfo* connecting_to_ = nullptr;  // the address of the connect under way
   std::string connect_error_;
   bool reached_ = false;
 
