@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,7 +16,6 @@
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -71,22 +71,74 @@ class Matcher {
   std::unordered_multimap<string_view, const HostSpec*> by_host_;
 };
 
-// Hosts in order, each (user, host, port) once.
+// Hosts in order, each (user, host, port) once. The index is an open-addressing
+// table of positions in the list: no key strings, one probe per host (a range of
+// 100,000 names goes through a few of these sets on its way to the workers).
 class HostSet {
  public:
-  void add(HostSpec host) {
-    std::string key = host.user + '\0' + host.host + '\0' + std::to_string(host.port);
-    if (keys_.insert(std::move(key)).second) hosts_.push_back(std::move(host));
+  // Adds `host` unless it is in already; says whether it was added.
+  bool add(HostSpec host) {
+    if ((hosts_.size() + 1) * 2 > slots_.size()) rehash(std::max<std::size_t>(16, slots_.size() * 2));
+    const std::size_t slot = find_slot(host);
+    if (slots_[slot] != kEmpty) return false;
+    slots_[slot] = static_cast<uint32_t>(hosts_.size());
+    hosts_.push_back(std::move(host));
+    return true;
   }
   void add_all(const std::vector<HostSpec>& hosts) {
+    reserve(hosts_.size() + hosts.size());
     for (const auto& h : hosts) add(h);
+  }
+  // `other`'s hosts after these; taken whole when this set is empty.
+  void add_all(HostSet&& other) {
+    if (hosts_.empty()) {
+      *this = std::move(other);
+      return;
+    }
+    reserve(hosts_.size() + other.hosts_.size());
+    for (auto& h : other.hosts_) add(std::move(h));
+  }
+  // Room for `n` hosts, growing geometrically (sets grow by many add_all calls).
+  void reserve(std::size_t n) {
+    if (n > hosts_.capacity()) hosts_.reserve(std::max(n, hosts_.capacity() * 2));
+    std::size_t want = 16;
+    while (want < n * 2) want *= 2;
+    if (want > slots_.size()) rehash(want);
   }
   const std::vector<HostSpec>& hosts() const { return hosts_; }
   std::vector<HostSpec> take() && { return std::move(hosts_); }
 
  private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;  // max_expanded_hosts is far below
+
+  static std::size_t hash(const HostSpec& h) {
+    std::size_t seed = std::hash<string_view>{}(h.host);
+    seed ^= std::hash<string_view>{}(h.user) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+    seed ^= h.port + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+    return seed;
+  }
+  // The slot holding a host equal to `host`, else the empty slot where it goes.
+  std::size_t find_slot(const HostSpec& host) const {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash(host) & mask;; i = (i + 1) & mask) {
+      const uint32_t at = slots_[i];
+      if (at == kEmpty) return i;
+      const HostSpec& h = hosts_[at];
+      if (h.port == host.port && h.host == host.host && h.user == host.user) return i;
+    }
+  }
+  void rehash(std::size_t size) {  // size: a power of two
+    slots_.assign(size, kEmpty);
+    const std::size_t mask = size - 1;
+    for (std::size_t k = 0; k < hosts_.size(); ++k) {
+      std::size_t i = hash(hosts_[k]) & mask;
+      while (slots_[i] != kEmpty) i = (i + 1) & mask;
+      slots_[i] = static_cast<uint32_t>(k);
+    }
+  }
+
   std::vector<HostSpec> hosts_;
-  std::unordered_set<std::string> keys_;
+  std::vector<uint32_t> slots_;  // positions in hosts_, kEmpty where none
 };
 
 // ClusterShell's operators; the right side is a filter as for exclusions.
@@ -363,11 +415,11 @@ class Expander {
         chain = combine(op, chain, operand);
         op = 0;
       } else {
-        chain.add_all(operand.hosts());
+        chain.add_all(std::move(operand));
       }
     }
     if (op) missing_right(line, op, op_at);
-    scope.hosts.add_all(chain.hosts());
+    scope.hosts.add_all(std::move(chain));
   }
 
   // pdsh's `#include FILE` (in the first column): FILE's hosts. A name that is not
@@ -525,6 +577,7 @@ class Expander {
       add_wildcard(item, parsed.user, parsed.pattern->names(), parsed.port, out);
     } else {
       check_room(item, parsed.pattern->count());  // before building the names
+      out.reserve(parsed.pattern->count());
       for (auto& name : parsed.pattern->names()) emit(item, parsed.user, std::move(name), parsed.port, out);
     }
   }
@@ -644,6 +697,7 @@ std::vector<HostSpec> exclude_hosts(std::vector<HostSpec> hosts, const std::vect
 
 std::vector<HostSpec> dedup_hosts(std::vector<HostSpec> hosts) {
   HostSet unique;
+  unique.reserve(hosts.size());
   for (auto& h : hosts) unique.add(std::move(h));
   return std::move(unique).take();
 }

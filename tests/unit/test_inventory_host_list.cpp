@@ -10,6 +10,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -826,4 +827,32 @@ TEST_CASE("host list: tpu:NAME stands for a TPU's workers, also in groups and ex
   CHECK(expand_error_with("@x", hinted).find("(no groups file is set up: write 'NAME: HOSTS' lines in /g; a host") !=
         std::string::npos);
   CHECK(expand_error("tpu:pod:22").find("a TPU item is tpu:NAME, without user@ or :port") != std::string::npos);
+}
+
+TEST_CASE("host list: duplicates dropped across large lists, lines and files, in order") {
+  // The set of hosts grows through many tables; what it keeps is what a plain
+  // "seen" set keeps.
+  std::string expr = "n[1-5000],n[2500-7500],alice@n[1-10],n[1-10]:22,alice@n[1-10]";
+  const auto hosts = expand_host_list(expr);
+  std::vector<HostSpec> expected;
+  std::set<std::tuple<std::string, std::string, uint16_t>> seen;
+  const auto add = [&](const std::string& user, const std::string& host, uint16_t port) {
+    if (seen.emplace(user, host, port).second)
+      expected.push_back({user, host, port, port != 0 ? host + ":" + std::to_string(port) : host});
+  };
+  for (int i = 1; i <= 5000; ++i) add("", "n" + std::to_string(i), 0);
+  for (int i = 2500; i <= 7500; ++i) add("", "n" + std::to_string(i), 0);
+  for (int i = 1; i <= 10; ++i) add("alice", "n" + std::to_string(i), 0);
+  for (int i = 1; i <= 10; ++i) add("", "n" + std::to_string(i), 22);
+  CHECK(hosts.size() == 7520);
+  CHECK(hosts == expected);
+
+  // One line at a time, 20,000 lines with every name twice: each line's hosts
+  // join the list's.
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "h" + std::to_string(i % 10000) + "\n";
+  const auto from_file = parse_hosts_text(text, "hosts");
+  REQUIRE(from_file.size() == 10000);
+  CHECK(from_file.front().host == "h0");
+  CHECK(from_file.back().host == "h9999");
 }
