@@ -51,12 +51,23 @@ std::optional<std::string> numeric_address(const std::string& name, int family) 
   return out;
 }
 
+// Whether getaddrinfo(AI_NUMERICHOST) could take `name` for an address: an
+// IPv6 one holds ':' (a zone follows '%'); an IPv4 one (inet_aton's forms, which
+// glibc takes whole: "127.1", "0x7f.1", octal) holds only digits, hex digits, 'x'
+// and dots. Most host names fail this at their first letter past 'f', and skip
+// the C library's lookup machinery.
+bool may_be_numeric(const std::string& name) {
+  if (name.find_first_of("%:") != std::string::npos) return true;
+  return name.find_first_not_of("0123456789abcdefABCDEFxX.") == std::string::npos;
+}
+
 // ssh.c: names are lowercased; addresses keep their case but are rewritten
 // in canonical form ("127.1" -> "127.0.0.1").
 std::string final_host_name(const std::string& name, int family) {
   const bool looks_like_address = name.find_first_of("%:") != std::string::npos ||
                                   name.find_first_not_of("0123456789.") == std::string::npos;
-  const std::optional<std::string> address = numeric_address(name, family);
+  const std::optional<std::string> address =
+      may_be_numeric(name) ? numeric_address(name, family) : std::nullopt;
   if (!looks_like_address && !address) return util::ascii_lowercase(name);
   return address && !iequals(*address, name) ? *address : name;
 }
@@ -66,11 +77,13 @@ ConfigOrigin origin_of(const ParsedConfig& parsed, const ConfigDirective& d) {
   return ConfigOrigin{ConfigOrigin::Kind::file, parsed.sources[d.source], d.line};
 }
 
-template <typename T>
-void obtain(ConfigField<T>& field, T value, const ConfigOrigin& origin) {
-  if (field.value) return;  // the first obtained value wins
-  field.value = std::move(value);
-  field.origin = origin;
+// The first obtained value wins; the value and its origin are made only then
+// (most lines a host's walk meets set what an earlier one set already).
+template <typename T, typename V>
+void obtain(ConfigField<T>& field, const V& value, const ParsedConfig& parsed, const ConfigDirective& d) {
+  if (field.value) return;
+  field.value = T(value);
+  field.origin = origin_of(parsed, d);
 }
 
 // One host's walk over the parsed lines, then the expansions.
@@ -87,6 +100,23 @@ class Resolver {
     walk();
     finish();
     return std::move(out_);
+  }
+
+  // SshConfig::sharing_key: the walk alone, noting which Host and Match lines
+  // apply and whether finish() would use the host for more than `host`.
+  std::optional<std::string> sharing_key() {
+    probe_ = true;
+    walk();
+    if (host_dependent_ || !out_.errors.empty() || !valid_command_line_host(query_.host) ||
+        (query_.user && !valid_command_line_user(*query_.user)))
+      return std::nullopt;
+    // What the query gave goes in the HostConfig too.
+    std::string& key = key_;
+    key += '\0';
+    if (query_.user) key += *query_.user + '\0' + query_.user_from;
+    key += '\0';
+    if (query_.port) key += std::to_string(*query_.port) + '\0' + query_.port_from;
+    return std::move(key);
   }
 
  private:
@@ -112,9 +142,11 @@ class Resolver {
           break;
         case ConfigDirective::Kind::host:
           active = !never && host_line_applies(d.patterns, query_.host);
+          if (probe_) key_ += active ? '1' : '0';
           break;
         case ConfigDirective::Kind::match:
           active = !never && !d.never && match_applies(d);
+          if (probe_) key_ += active ? '1' : '0';
           break;
         case ConfigDirective::Kind::unknown:
           if (!ignore_unknown_ ||
@@ -122,7 +154,8 @@ class Resolver {
             out_.errors.push_back(where(d) + ": " + unknown_keyword_message(d.value.text));
           break;
         case ConfigDirective::Kind::set:
-          if (active) apply(d);
+          if (active && probe_) probe(d);
+          else if (active) apply(d);
           break;
       }
     }
@@ -141,42 +174,72 @@ class Resolver {
     return match_line_applies(d.criteria, subject);
   }
 
-  void apply(const ConfigDirective& d) {
-    const ConfigOrigin origin = origin_of(parsed_, d);
+  // In a probe: what Match lines and IgnoreUnknown look at, and whether a
+  // value finish() expands could take something of the host (%h, %n, %k, %C:
+  // any '%' counts), or a ProxyJump could end at the host itself (ssh refuses
+  // that, for that host only).
+  void probe(const ConfigDirective& d) {
     const ConfigValue& v = d.value;
+    const auto has_token = [](const std::string& text) { return text.find('%') != std::string::npos; };
     switch (d.key) {
-      case ConfigKey::hostname: return obtain(out_.hostname, v.text, origin);
-      case ConfigKey::user: return obtain(out_.user, v.text, origin);
-      case ConfigKey::port: return obtain(out_.port, static_cast<uint16_t>(v.number), origin);
-      case ConfigKey::identity_file: return add_identity_file(d, origin);
-      case ConfigKey::identities_only: return obtain(out_.identities_only, v.number != 0, origin);
-      case ConfigKey::batch_mode: return obtain(out_.batch_mode, v.number != 0, origin);
-      case ConfigKey::identity_agent: return obtain(out_.identity_agent, v.text, origin);
-      case ConfigKey::host_key_alias: return obtain(out_.host_key_alias, v.text, origin);
+      case ConfigKey::hostname:
+      case ConfigKey::identity_file:
+      case ConfigKey::identity_agent:
+      case ConfigKey::proxy_command: host_dependent_ = host_dependent_ || has_token(v.text); break;
+      case ConfigKey::user_known_hosts_file:
+        host_dependent_ = host_dependent_ || std::any_of(v.list.begin(), v.list.end(), has_token);
+        break;
+      case ConfigKey::proxy_jump:
+        if (!v.jump.none && !v.jump.hops.empty())
+          host_dependent_ =
+              host_dependent_ || may_be_numeric(query_.host) || iequals(v.jump.hops.back().host, query_.host);
+        break;
+      default: break;
+    }
+    switch (d.key) {
+      case ConfigKey::hostname:
+      case ConfigKey::user:
+      case ConfigKey::ignore_unknown: return apply(d);
+      default: return;
+    }
+  }
+
+  void apply(const ConfigDirective& d) {
+    const ConfigValue& v = d.value;
+    const auto obtain = [&](auto& field, const auto& value) { ssh::obtain(field, value, parsed_, d); };
+    switch (d.key) {
+      case ConfigKey::hostname: return obtain(out_.hostname, v.text);
+      case ConfigKey::user: return obtain(out_.user, v.text);
+      case ConfigKey::port: return obtain(out_.port, static_cast<uint16_t>(v.number));
+      case ConfigKey::identity_file: return add_identity_file(d);
+      case ConfigKey::identities_only: return obtain(out_.identities_only, v.number != 0);
+      case ConfigKey::batch_mode: return obtain(out_.batch_mode, v.number != 0);
+      case ConfigKey::identity_agent: return obtain(out_.identity_agent, v.text);
+      case ConfigKey::host_key_alias: return obtain(out_.host_key_alias, v.text);
       // As Debian's ssh (OpenSSH 10.3's rules): ProxyJump hosts also take
       // the ProxyCommand slot, so whichever comes first wins; ProxyJump none
       // only stops later ProxyJumps.
       case ConfigKey::proxy_jump:
-        if (v.jump.none) return obtain(jump_, v.jump, origin);
+        if (v.jump.none) return obtain(jump_, v.jump);
         if (jump_.value || proxy_command_.value) return;
-        obtain(jump_, v.jump, origin);
-        obtain(proxy_command_, std::string("none"), origin);
+        obtain(jump_, v.jump);
+        obtain(proxy_command_, std::string("none"));
         return;
-      case ConfigKey::proxy_command: return obtain(proxy_command_, v.text, origin);
+      case ConfigKey::proxy_command: return obtain(proxy_command_, v.text);
       case ConfigKey::connect_timeout:
-        if (v.number >= 0) obtain(out_.connect_timeout, v.number, origin);  // `none` leaves it unset
+        if (v.number >= 0) obtain(out_.connect_timeout, v.number);  // `none` leaves it unset
         return;
       case ConfigKey::server_alive_interval:
-        if (v.number >= 0) obtain(out_.server_alive_interval, v.number, origin);
+        if (v.number >= 0) obtain(out_.server_alive_interval, v.number);
         return;
-      case ConfigKey::server_alive_count_max: return obtain(out_.server_alive_count_max, v.number, origin);
-      case ConfigKey::connection_attempts: return obtain(out_.connection_attempts, v.number, origin);
+      case ConfigKey::server_alive_count_max: return obtain(out_.server_alive_count_max, v.number);
+      case ConfigKey::connection_attempts: return obtain(out_.connection_attempts, v.number);
       case ConfigKey::strict_host_key_checking:
-        return obtain(out_.strict_host_key_checking, static_cast<StrictHostKeyChecking>(v.number), origin);
+        return obtain(out_.strict_host_key_checking, static_cast<StrictHostKeyChecking>(v.number));
       case ConfigKey::address_family:
-        return obtain(out_.address_family, static_cast<AddressFamily>(v.number), origin);
-      case ConfigKey::user_known_hosts_file: return add_known_hosts(out_.user_known_hosts_files, d, origin);
-      case ConfigKey::global_known_hosts_file: return add_known_hosts(out_.global_known_hosts_files, d, origin);
+        return obtain(out_.address_family, static_cast<AddressFamily>(v.number));
+      case ConfigKey::user_known_hosts_file: return add_known_hosts(out_.user_known_hosts_files, d);
+      case ConfigKey::global_known_hosts_file: return add_known_hosts(out_.global_known_hosts_files, d);
       case ConfigKey::ignore_unknown:
         if (!ignore_unknown_) ignore_unknown_ = v.text;
         return;
@@ -184,7 +247,7 @@ class Resolver {
     }
   }
 
-  void add_identity_file(const ConfigDirective& d, const ConfigOrigin& origin) {
+  void add_identity_file(const ConfigDirective& d) {
     if (out_.identity_files.size() >= kMaxIdentityFiles) {
       out_.errors.push_back(where(d) + ": IdentityFile: more than " + std::to_string(kMaxIdentityFiles) +
                             " identity files apply to this host; remove some");
@@ -193,12 +256,11 @@ class Resolver {
     // OpenSSH drops a repeat of the same text from the same kind of file.
     for (std::size_t i = 0; i < out_.identity_files.size(); ++i)
       if (identity_user_scope_[i] == d.user_scope && out_.identity_files[i].written == d.value.text) return;
-    out_.identity_files.push_back(IdentityFileEntry{"", d.value.text, origin});
+    out_.identity_files.push_back(IdentityFileEntry{"", d.value.text, origin_of(parsed_, d)});
     identity_user_scope_.push_back(d.user_scope);
   }
 
-  void add_known_hosts(ConfigField<std::vector<std::string>>& field, const ConfigDirective& d,
-                       const ConfigOrigin& origin) {
+  void add_known_hosts(ConfigField<std::vector<std::string>>& field, const ConfigDirective& d) {
     if (field.value || d.value.list.empty()) return;  // one line gives the whole list
     if (d.value.list.size() > kMaxKnownHostsFiles) {
       out_.errors.push_back(where(d) + ": more than " + std::to_string(kMaxKnownHostsFiles) +
@@ -206,7 +268,7 @@ class Resolver {
       return;
     }
     field.value = d.value.list;
-    field.origin = origin;
+    field.origin = origin_of(parsed_, d);
   }
 
   // Expands `text` (~ first when `tilde`; %tokens unless `percent` is
@@ -217,6 +279,9 @@ class Resolver {
     std::string path = text, out;
     std::string err = tilde ? expand_tilde(text, home_, path) : "";
     if (err.empty() && !percent) return path;
+    if (err.empty() && !hash_set_ && allowed.find('C') != std::string_view::npos &&
+        path.find("%C") != std::string::npos)
+      set_hash();
     if (err.empty()) err = expand_tokens(path, allowed, tokens_, dollar, out);
     if (err.empty()) return out;
     out_.errors.push_back(where(origin) + ": " + keyword + " \"" + text + "\": " + err);
@@ -227,6 +292,7 @@ class Resolver {
   void finish();
   void check_query();
   void set_tokens(const std::string& host);
+  void set_hash();
   void expand_paths();
   void check_jump_loop();
 
@@ -241,6 +307,10 @@ class Resolver {
   ConfigField<std::string> proxy_command_;
   std::vector<bool> identity_user_scope_;
   TokenTable tokens_;
+  bool hash_set_ = false;  // %C, a SHA-1, is made only for a value that uses it
+  bool probe_ = false;     // sharing_key(): walk only
+  bool host_dependent_ = false;
+  std::string key_;        // a probe's '1' or '0' per Host and Match line
 };
 
 // The proxy from what ProxyJump and ProxyCommand obtained.
@@ -300,7 +370,6 @@ void Resolver::check_query() {
 void Resolver::set_tokens(const std::string& host) {
   const std::string port = std::to_string(out_.port.value ? *out_.port.value : kDefaultPort);
   const std::string user = out_.user.value ? *out_.user.value : local_user_;
-  tokens_.set('C', connection_hash(local_.host, host, port, user));
   tokens_.set('L', local_.short_host);
   tokens_.set('i', std::to_string(getuid()));
   tokens_.set('k', out_.host_key_alias.value ? *out_.host_key_alias.value : query_.host);
@@ -311,6 +380,12 @@ void Resolver::set_tokens(const std::string& host) {
   tokens_.set('h', host);
   tokens_.set('r', user);
   tokens_.set('u', local_user_);
+}
+
+// %C, from the tokens set_tokens() set.
+void Resolver::set_hash() {
+  tokens_.set('C', connection_hash(local_.host, *tokens_.get('h'), *tokens_.get('p'), *tokens_.get('r')));
+  hash_set_ = true;
 }
 
 // Each value expanded the way ssh expands it when it connects.
@@ -394,6 +469,10 @@ const std::vector<std::string>& SshConfig::errors() const { return parsed_->erro
 const std::vector<std::string>& SshConfig::warnings() const { return parsed_->warnings; }
 
 HostConfig SshConfig::resolve(const HostQuery& query) const { return Resolver(*parsed_, local_, query).run(); }
+
+std::optional<std::string> SshConfig::sharing_key(const HostQuery& query) const {
+  return Resolver(*parsed_, local_, query).sharing_key();
+}
 
 HostConfig SshConfig::with_openssh_defaults(HostConfig config) const {
   const ConfigOrigin origin{ConfigOrigin::Kind::openssh_default, "", 0};

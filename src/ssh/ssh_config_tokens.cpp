@@ -33,12 +33,18 @@ std::string dollar_name(std::string_view text, std::size_t i, std::string& name,
 }  // namespace
 
 void TokenTable::set(char token, std::string value) {
-  values_[static_cast<unsigned char>(token) & 0x7f] = std::move(value);
+  for (auto& [letter, v] : values_)
+    if (letter == token) {
+      v = std::move(value);
+      return;
+    }
+  values_.emplace_back(token, std::move(value));
 }
 
 const std::string* TokenTable::get(char token) const {
-  const auto& v = values_[static_cast<unsigned char>(token) & 0x7f];
-  return v ? &*v : nullptr;
+  for (const auto& [letter, v] : values_)
+    if (letter == token) return &v;
+  return nullptr;
 }
 
 std::string expand_tokens(std::string_view text, std::string_view allowed,

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -299,4 +301,110 @@ TEST_CASE("ssh_config: thousands of hosts cost one read and a walk each") {
     threads.emplace_back([&, t] { users[t] = *config.resolve(query("rack" + std::to_string(t) + "-x")).user.value; });
   for (std::thread& t : threads) t.join();
   CHECK(users == std::vector<std::string>{"u0", "u1", "u2", "u3"});
+}
+
+namespace {
+
+// Everything resolve() gives but the queried name, with origins.
+std::string described(const HostConfig& c) {
+  std::string out;
+  const auto field = [&](const char* name, const auto& f, const auto& show) {
+    out += std::string(name) + "=" + (f.is_set() ? show(*f.value) + "@" + f.origin.to_string() : "unset") + ";";
+  };
+  const auto text = [](const std::string& s) { return s; };
+  const auto number = [](auto n) { return std::to_string(static_cast<long long>(n)); };
+  const auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& e : v) s += e + ",";
+    return s;
+  };
+  field("hostname", c.hostname, text);
+  field("user", c.user, text);
+  field("port", c.port, number);
+  for (const auto& id : c.identity_files) out += "id=" + id.path + "|" + id.written + "@" + id.origin.to_string() + ";";
+  field("identities_only", c.identities_only, number);
+  field("identity_agent", c.identity_agent, text);
+  field("proxy", c.proxy, [](const ProxySetting& p) {
+    return std::to_string(static_cast<int>(p.kind)) + "|" + p.command + "|" + p.command_written + "|" + p.jump.display;
+  });
+  field("connect_timeout", c.connect_timeout, number);
+  field("alive", c.server_alive_interval, number);
+  field("alive_count", c.server_alive_count_max, number);
+  field("strict", c.strict_host_key_checking, number);
+  field("user_known", c.user_known_hosts_files, list);
+  field("global_known", c.global_known_hosts_files, list);
+  field("alias", c.host_key_alias, text);
+  field("family", c.address_family, number);
+  field("attempts", c.connection_attempts, number);
+  field("batch", c.batch_mode, number);
+  for (const auto& e : c.errors) out += "error=" + e + ";";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ssh_config: queries with the same sharing key resolve alike but for their name") {
+  Home h;
+  h.write(".ssh/extra.conf", "Host inc*\n  User from-include\n");
+  const SshConfig config = h.load(
+      "Host * !unk*\n  IgnoreUnknown UseKeychain\n"  // an unknown keyword is an error where none covers it
+      "Host bastion\n  HostName gw.example.com\n  User ops\n"
+      "Host web* !web9\n  User deploy\n  IdentityFile ~/.ssh/web\n"
+      "Host tok*\n  IdentityFile ~/.ssh/id_%h\n"
+      "Host agent*\n  IdentityAgent ~/.ssh/agent-%n\n"
+      "Host known*\n  UserKnownHostsFile ~/.ssh/kh %d/kh2\n"
+      "Host pc*\n  ProxyCommand nc %h %p\n"
+      "Host named*\n  HostName fixed.example.com\n"
+      "Host hn*\n  HostName %h.internal\n"
+      "Host jump*\n  ProxyJump bastion\n"
+      "Host self*\n  ProxyJump self1\n"
+      "Match host fixed.example.com\n  Port 2202\n"
+      "Match originalhost WEB* user root\n  ConnectTimeout 7\n"
+      "Match localuser me !user alice\n  ServerAliveInterval 9\n"
+      "Host unk*\n  UseKeychain yes\n"
+      "Include extra.conf\n"
+      "Host *\n  IdentityFile ~/.ssh/id_ed25519\n  Compression no\n");
+  std::vector<std::string> hosts;
+  for (const char* base : {"web", "WEB", "tok", "agent", "known", "pc", "named", "hn", "jump", "self", "unk", "inc",
+                           "other", "db"})
+    for (int i = 0; i < 10; ++i) hosts.push_back(base + std::to_string(i));
+  for (const char* odd : {"127.1", "0x7f.1", "::1", "fe80::1%eth0", "a;b", "-x", "bastion", "BASTION", "Web1"})
+    hosts.push_back(odd);
+  std::vector<HostQuery> queries;
+  for (const auto& host : hosts) {
+    queries.push_back(query(host));
+    queries.push_back(HostQuery{host, "root", {}, "-l", ""});
+    queries.push_back(HostQuery{host, "alice", 2222, "host list", "host list"});
+    queries.push_back(HostQuery{host, {}, 2222, "", "-p"});
+  }
+  std::map<std::string, std::string> seen;  // key -> described, of the first query with it
+  std::size_t keyed = 0;
+  for (const HostQuery& q : queries) {
+    const std::optional<std::string> key = config.sharing_key(q);
+    if (!key) continue;
+    ++keyed;
+    HostConfig c = config.resolve(q);
+    CHECK(c.errors.empty());
+    CHECK(c.host == q.host);
+    const std::string d = described(c);
+    const auto [it, first] = seen.emplace(*key, d);
+    if (!first) CHECK_MESSAGE(it->second == d, q.host);
+  }
+  CHECK(keyed > queries.size() / 2);
+  // Who shares and who cannot.
+  const auto key = [&](const std::string& host) { return config.sharing_key(query(host)); };
+  CHECK(key("web1").has_value());
+  CHECK(key("web1") == key("web2"));
+  CHECK(key("web1") != key("web9"));  // !web9
+  CHECK(key("web1") != key("WEB1"));  // Host is case-sensitive, Match originalhost is not: other lines apply
+  CHECK(config.sharing_key(HostQuery{"web1", "root", {}, "-l", ""}) !=
+        config.sharing_key(HostQuery{"web1", "root", {}, "host list", ""}));  // the origin differs
+  CHECK(key("named1") == key("named2"));  // the same HostName (and Match host), whatever the name
+  CHECK(key("jump1") == key("jump2"));    // through bastion
+  CHECK(key("other1") == key("db1"));
+  // A name that may be an address shares too: without a HostName it is not rewritten.
+  CHECK(key("127.1") == key("other1"));
+  for (const char* alone : {"tok1", "agent1", "known1", "pc1", "hn1", "self1", "unk1", "a;b", "-x"})
+    CHECK_MESSAGE(!key(alone).has_value(), alone);
+  CHECK(config.sharing_key(HostQuery{"db1", "-oops", {}, "-l", ""}) == std::nullopt);
 }

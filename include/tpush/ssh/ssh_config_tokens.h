@@ -4,10 +4,10 @@
 // expand_tokens() to re-expand a value written with other user or port.
 #pragma once
 
-#include <array>
-#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace tpush::ssh {
 
@@ -19,7 +19,9 @@ class TokenTable {
   const std::string* get(char token) const;
 
  private:
-  std::array<std::optional<std::string>, 128> values_;
+  // A dozen letters at most: a list is cheaper to make for each host than a
+  // table of every character.
+  std::vector<std::pair<char, std::string>> values_;
 };
 
 // The tokens each value may use, as OpenSSH 9.2 expands them.
