@@ -73,9 +73,23 @@ ReachPlanner::ReachPlanner(const Options& o, fs::path home, std::string local_us
   sources.home = home_;
   sources.local_user = local_user_;
   config_ = ssh::SshConfig::load_or_throw(sources);
+  // What every host without settings of its own gets, made once: paths are
+  // parsed into components when made, and the default keys are looked for on
+  // disk (4 stats a host, 400,000 for a 100k range, before this).
+  default_identities_ = ssh::default_identity_files(home_);
+  default_user_known_hosts_ = {home_ / ".ssh" / "known_hosts"};
+  default_global_known_hosts_ = {"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"};
+  gcloud_known_hosts_ = home_ / ".ssh" / "google_compute_known_hosts";
 }
 
 Reach ReachPlanner::plan(const inventory::Worker& w) const {
+  ReachScratch s;
+  plan(w, s);
+  return std::move(s.reach);
+}
+
+void ReachPlanner::plan(const inventory::Worker& w, ReachScratch& scratch) const {
+  Reach& r = scratch.reach;
   ssh::HostQuery q;
   q.host = w.target.host;
   // A user@ or :port written in the host list is that host's own and wins;
@@ -100,8 +114,10 @@ Reach ReachPlanner::plan(const inventory::Worker& w) const {
     q.port = options_.port;
     q.port_from = "-p";
   }
-  Reach r = plan_host(q, false, 0);
-  if (w.iap) {  // --tunnel-through-iap: the tunnel is the way there
+  plan_host(q, false, 0, r, &scratch.copy_of);
+  if (w.iap) {
+    // --tunnel-through-iap: the tunnel is the way there
+    scratch.copy_of = nullptr;  // no longer the shared reach
     if (!options_.jump.empty())
       throw UsageError("-J and --tunnel-through-iap both say how to reach " + w.label + ": give one of them");
     r.via = Reach::Via::command;
@@ -111,10 +127,36 @@ Reach ReachPlanner::plan(const inventory::Worker& w) const {
     r.iap_slice = w.iap->slice;
     r.via_from = "--tunnel-through-iap";
   }
-  return r;
 }
 
-Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int depth) const {
+void ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int depth, Reach& r,
+                             const void** copy_of) const {
+  // Hosts that ssh_config treats alike (ssh::SshConfig::sharing_key) are
+  // reached alike but for the name, when none is set: planned once, then
+  // copied, unless `r` is a copy of the same already (*copy_of says).
+  std::optional<std::string> key = config_.sharing_key(query);
+  if (key) {
+    *key += is_jump ? 'j' : 'w';
+    *key += std::to_string(depth);
+    const std::lock_guard lock(shared_mutex_);
+    if (const auto it = shared_.find(*key); it != shared_.end()) {
+      const Shared& shared = it->second;  // map nodes stay where they are: a stable identity
+      if (copy_of == nullptr || *copy_of != &shared) r = shared.reach;
+      if (copy_of != nullptr) *copy_of = &shared;
+      if (shared.named_by_query) r.hostname.value = query.host;
+      return;
+    }
+  }
+  if (copy_of != nullptr) *copy_of = nullptr;
+  r = plan_host_afresh(query, is_jump, depth);
+  if (key) {
+    const std::lock_guard lock(shared_mutex_);
+    // An unset HostName leaves the origin empty: the name is the host's own.
+    if (shared_.size() < kMaxShared) shared_.emplace(std::move(*key), Shared{r, r.hostname.from.empty()});
+  }
+}
+
+Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, int depth) const {
   const ssh::HostConfig c = config_.resolve(query);
   if (!c.errors.empty())
     throw UsageError("ssh_config for host " + query.host + ": " + c.errors.front());
@@ -138,7 +180,7 @@ Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dep
     if (!e.path.empty()) r.identity_files.push_back({e.path, e.origin.to_string()});
   for (const auto& f : mine.identities) r.identity_files.push_back({fs::absolute(f), config_origin("identity")});
   if (options_.identities.empty() && c.identity_files.empty() && mine.identities.empty())
-    for (const auto& f : ssh::default_identity_files(home_)) r.identity_files.push_back({f, "default"});
+    for (const auto& f : default_identities_) r.identity_files.push_back({f, "default"});
   r.identities_only = c.identities_only.is_set() ? from_config<bool>(c.identities_only) : Sourced<bool>{false, "default"};
   r.identity_agent = {"", "default"};
   if (c.identity_agent.is_set()) {
@@ -208,14 +250,13 @@ Reach ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dep
   r.user_known_hosts = c.user_known_hosts_files.is_set()
                            ? Sourced<std::vector<fs::path>>{paths(*c.user_known_hosts_files.value),
                                                             c.user_known_hosts_files.origin.to_string()}
-                           : Sourced<std::vector<fs::path>>{{home_ / ".ssh" / "known_hosts"}, "default"};
+                           : Sourced<std::vector<fs::path>>{default_user_known_hosts_, "default"};
   // gcloud's own known_hosts is always read too: it names TPU VMs' keys.
   r.global_known_hosts = c.global_known_hosts_files.is_set()
                              ? Sourced<std::vector<fs::path>>{paths(*c.global_known_hosts_files.value),
                                                               c.global_known_hosts_files.origin.to_string()}
-                             : Sourced<std::vector<fs::path>>{{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"},
-                                                              "default"};
-  r.global_known_hosts.value.push_back(home_ / ".ssh" / "google_compute_known_hosts");
+                             : Sourced<std::vector<fs::path>>{default_global_known_hosts_, "default"};
+  r.global_known_hosts.value.push_back(gcloud_known_hosts_);
   r.host_key_alias = c.host_key_alias.is_set() ? from_config<std::string>(c.host_key_alias)
                                                : Sourced<std::string>{"", "default"};
   return r;
@@ -231,7 +272,8 @@ std::vector<JumpHopReach> ReachPlanner::plan_jump(const std::vector<ssh::JumpHop
     q.host = hops[i].host;
     if (!hops[i].user.empty()) q.user = hops[i].user, q.user_from = "jump host";
     if (hops[i].port > 0) q.port = static_cast<std::uint16_t>(hops[i].port), q.port_from = "jump host";
-    Reach hop = plan_host(q, true, depth + 1);
+    Reach hop;
+    plan_host(q, true, depth + 1, hop);
     if (i > 0) {  // reached through the hops before it, whatever its own config says
       hop.via = Reach::Via::direct;
       hop.jump.clear();

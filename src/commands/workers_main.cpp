@@ -18,7 +18,7 @@ int workers_main(Options& o, int signal_fd) {
   if (!parse_subcommand(o, spec)) return 0;
   const Targets t = resolve_targets(o, signal_fd);
   const ReachPlanner planner(o, util::home_dir(), util::user_name());
-  const auto plan = [&](std::size_t i) { return planner.plan(t.workers[i]); };
+  const auto plan = [&](std::size_t i, ReachScratch& s) { planner.plan(t.workers[i], s); };
   const int rc = print_workers(t.workers, plan, t.tpu ? &*t.tpu : nullptr, o.json, o.verbose > 0, std::cout);
   if (!o.json)
     for (const auto& warning : planner.warnings()) spdlog::warn("{}", warning);

@@ -4,8 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "test_support.h"
 #include "test_tpu_support.h"
 #include "tpush/commands/workers.h"
+#include "tpush/inventory/inventory.h"
 #include "tpush/inventory/tpu.h"
 
 using namespace tpush::inventory;
@@ -120,4 +122,70 @@ TEST_CASE("workers --json: an array with addresses, origin, env and host key ali
   std::ostringstream streamed;
   print_workers(r.workers, reaches(r.workers, "alice", 0), &r, true, false, streamed);
   CHECK(streamed.str() == nlohmann::json::parse(streamed.str()).dump(2) + "\n");
+}
+
+TEST_CASE("workers: planned one after another, the same bytes as each worker planned alone") {
+  // ReachPlanner plans once for every host ssh_config treats alike and hands
+  // out copies (ReachScratch); a planner of its own for each worker never does.
+  tpush::test::TempDir home;
+  const std::string config = home.write("config",
+                                        "Host bastion\n  HostName gw.example.com\n  User ops\n  Port 2222\n"
+                                        "Host web* !web7\n  User deploy\n  IdentityFile ~/.ssh/web\n"
+                                        "Host tok*\n  IdentityFile ~/.ssh/id_%h\n"
+                                        "Host named*\n  HostName fixed.example.com\n"
+                                        "Host jump*\n  ProxyJump bastion\n"
+                                        "Host pc*\n  ProxyCommand nc %h %p\n"
+                                        "Match originalhost db* user root\n  ConnectTimeout 7\n"
+                                        "Host *\n  ServerAliveInterval 30\n  UserKnownHostsFile ~/.ssh/kh\n")
+                                 .string();
+  Options o;
+  o.ssh_config_file = config;
+  std::vector<Worker> workers = workers_from_host_lists(
+      {"web[1-12],tok[1-3],named[1-3],jump[1-4],pc[1-2],db[1-3],root@db[4-5],db6:2200,other[1-3],web[13-14]"}, {},
+      {});
+  // A worker reached through IAP in the middle of others like it.
+  workers[2].iap = IapWorker{"inst-2", "us-central2-b", "proj", "proj/us-central2-b/tpu"};
+  std::vector<Reach> alone;
+  for (const Worker& w : workers) alone.push_back(ReachPlanner(o, home.path(), "carol").plan(w));
+  const ReachPlanner planner(o, home.path(), "carol");
+  const auto plan = [&](std::size_t i, tpush::commands::ReachScratch& s) { planner.plan(workers[i], s); };
+  for (const bool json : {false, true})
+    for (const bool details : {false, true}) {
+      std::ostringstream one_by_one, shared;
+      print_workers(workers, alone, nullptr, json, details, one_by_one);
+      print_workers(workers, plan, nullptr, json, details, shared);
+      CHECK(shared.str() == one_by_one.str());
+      if (json) CHECK(shared.str() == nlohmann::json::parse(shared.str()).dump(2) + "\n");
+    }
+  std::ostringstream text;
+  print_workers(workers, plan, nullptr, false, false, text);
+  const auto l = lines(text.str());
+  REQUIRE(l.size() == workers.size());
+  CHECK(l[0].find("web1:22") != std::string::npos);
+  CHECK(l[0].find("deploy") != std::string::npos);
+  CHECK(l[2].find("one IAP tunnel") != std::string::npos);
+  CHECK(l[3].find("web4:22") != std::string::npos);
+  CHECK(l[3].find("direct") != std::string::npos);
+}
+
+TEST_CASE("workers --json: names and values that need escaping, as nlohmann writes them") {
+  Worker w;
+  w.label = "nöde \"1\"";
+  w.target.host = "h1";
+  w.env = {{"B", "tab\there"}, {"A", "ctl\x01 \\"}, {"B", "last one wins"}, {"é", "ünï"}};
+  w.host_key_aliases = {"tpu.1-0", "tpu.1-0-abc"};
+  w.pinned_host_key = "ssh-ed25519 AAAA";
+  const auto rs = reaches({w}, "", 0);
+  std::ostringstream out;
+  print_workers({w}, rs, nullptr, true, false, out);
+  CHECK(out.str() == nlohmann::json::parse(out.str()).dump(2) + "\n");
+  const auto j = nlohmann::json::parse(out.str());
+  CHECK(j[0]["env"]["B"] == "last one wins");
+  CHECK(j[0]["env"]["A"] == "ctl\x01 \\");
+  CHECK(j[0]["label"] == "nöde \"1\"");
+
+  // Text nlohmann refuses (not UTF-8) is refused as before.
+  w.env = {{"bad", "\xff"}};
+  std::ostringstream refused;
+  CHECK_THROWS_AS(print_workers({w}, reaches({w}, "", 0), nullptr, true, false, refused), nlohmann::json::type_error);
 }

@@ -12,7 +12,10 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tpush/commands/options.h"
@@ -72,6 +75,14 @@ struct JumpHopReach {
   Reach reach;
 };
 
+// Where ReachPlanner::plan puts one worker's reach after another's: the
+// reach, and what it is a copy of, so that planning a worker reached like the
+// one before it copies nothing but the name.
+struct ReachScratch {
+  Reach reach;
+  const void* copy_of = nullptr;  // the planner's shared reach `reach` equals but for the name
+};
+
 class ReachPlanner {
  public:
   // Reads ssh_config once: -F FILE (none: no file) and -o lines, else the
@@ -80,19 +91,38 @@ class ReachPlanner {
 
   // Throws UsageError when ssh would refuse this host (file:line and the fix).
   Reach plan(const inventory::Worker& w) const;
+  // The same into `scratch.reach`, reusing it: for planning many workers one
+  // after the other (tpush workers), each used before the next. Hand the same
+  // scratch every time, and change nothing in it.
+  void plan(const inventory::Worker& w, ReachScratch& scratch) const;
 
   // Things ssh would do that tpush does not (Match exec, ...), once each.
   const std::vector<std::string>& warnings() const { return config_.warnings(); }
   const std::filesystem::path& home() const { return home_; }
 
  private:
-  Reach plan_host(const ssh::HostQuery& query, bool is_jump, int depth) const;
+  void plan_host(const ssh::HostQuery& query, bool is_jump, int depth, Reach& r,
+                 const void** copy_of = nullptr) const;
+  Reach plan_host_afresh(const ssh::HostQuery& query, bool is_jump, int depth) const;
   std::vector<JumpHopReach> plan_jump(const std::vector<ssh::JumpHop>& hops, int depth) const;
 
   const Options& options_;
   std::filesystem::path home_;
   std::string local_user_;
   ssh::SshConfig config_;
+  std::vector<std::filesystem::path> default_identities_;  // those of ssh::default_identity_files that exist
+  std::vector<std::filesystem::path> default_user_known_hosts_, default_global_known_hosts_;
+  std::filesystem::path gcloud_known_hosts_;
+
+  // Reaches planned once for every host with the same sharing key (the
+  // config's, whether a jump host, the depth), kept for the next one.
+  struct Shared {
+    Reach reach;
+    bool named_by_query;  // no HostName: each host's hostname is its own name
+  };
+  static constexpr std::size_t kMaxShared = 256;  // hosts whose config is each its own need none
+  mutable std::mutex shared_mutex_;
+  mutable std::unordered_map<std::string, Shared> shared_;
 };
 
 }  // namespace tpush::commands

@@ -26,10 +26,12 @@ namespace tpush::commands {
 // "from") and, for TPU workers, tpu/project/zone/worker/... Returns 0.
 int print_workers(const std::vector<inventory::Worker>& workers, const std::vector<Reach>& reaches,
                   const inventory::TpuResolution* tpu, bool json, bool details, std::ostream& out);
-// The same, planning each worker's reach when it is printed (`reach_of(i)`):
-// JSON is streamed, so its memory does not grow with the number of workers
-// beyond the workers themselves.
-int print_workers(const std::vector<inventory::Worker>& workers, const std::function<Reach(std::size_t)>& reach_of,
-                  const inventory::TpuResolution* tpu, bool json, bool details, std::ostream& out);
+// The same, planning each worker's reach when it is printed: `plan(i, s)`
+// puts worker i's in `s.reach` (ReachPlanner::plan), the same scratch for
+// every worker. JSON is streamed, so its memory does not grow with the number
+// of workers beyond the workers themselves; text keeps the cells.
+int print_workers(const std::vector<inventory::Worker>& workers,
+                  const std::function<void(std::size_t, ReachScratch&)>& plan, const inventory::TpuResolution* tpu,
+                  bool json, bool details, std::ostream& out);
 
 }  // namespace tpush::commands
