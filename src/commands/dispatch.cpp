@@ -48,7 +48,7 @@ int dispatch(int argc, const char* const* argv, const fanout::RunHost* host) {
   auto parsed = parse_options(argc, argv);
   if (!parsed) return exit_code::ok;
   Options& o = *parsed;
-  o.host = host;
+  o.run_host = host;
   setup_logging(o.verbose);
   ssh::Library libssh2;
 

@@ -231,7 +231,7 @@ void Prompt::run(const std::string& command) {
   o.diff = diff_;
   o.brief_summary = true;
   fanout::RunHost host{&pool_, {}, 0};
-  o.host = &host;
+  o.run_host = &host;
   RunPlan plan;
   plan.command = command;
   plan.setup = setup_;

@@ -29,7 +29,7 @@ std::string worker_set_of(const Options& o) {
 }
 
 std::optional<int> hand_to_master(const Options& o, int signal_fd) {
-  if (o.host) return std::nullopt;
+  if (o.run_host) return std::nullopt;
   for (const auto& f : o.host_files)
     if (f == "-") return std::nullopt;  // the hosts come from our stdin, which the command may want too
   const auto persist = persist_time(o);

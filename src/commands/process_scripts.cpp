@@ -347,7 +347,7 @@ std::optional<std::string> signal_name(const std::string& sig) {
 }
 
 std::string local_client(const Options& o) {
-  const pid_t pid = o.host && o.host->client ? o.host->client : getpid();
+  const pid_t pid = o.run_host && o.run_host->client ? o.run_host->client : getpid();
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
   std::string stat;

@@ -82,14 +82,17 @@ ssh::Endpoint address_of(const Reach& r) {
 // endpoints, so those count as not kept): no worker has to log in, and an
 // encrypted key's passphrase is not asked, as ssh does not ask it for a
 // ControlMaster's sessions.
+// The terminal a persist master lends the run (its client's), or -1: /dev/tty.
+int terminal_of(const Options& o) { return o.run_host ? o.run_host->terminal : -1; }
+
 bool every_session_kept(const Options& o, const std::vector<Reach>& reaches) {
-  if (!o.host || !o.host->pool || reaches.empty()) return false;
+  if (!o.run_host || !o.run_host->pool || reaches.empty()) return false;
   for (const auto& r : reaches) {
     if (r.via == Reach::Via::jump) return false;
     ssh::Endpoint e = address_of(r);
     if (!r.iap_slice.empty()) e.route = iap_route(r.iap_slice);
     else if (r.via == Reach::Via::command) e.route = proxy_route(proxy_command_of(r));
-    if (!o.host->pool->holds(ssh::SessionPool::key_of(e))) return false;
+    if (!o.run_host->pool->holds(ssh::SessionPool::key_of(e))) return false;
   }
   return true;
 }
@@ -134,7 +137,7 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       started_(std::chrono::steady_clock::now()),
       home_(planner_.home()),
       credentials_(ssh::Credentials::gather(identity_files_of(reaches_, true), identity_files_of(reaches_, false),
-                                            !every_session_kept(o, reaches_))),
+                                            !every_session_kept(o, reaches_), terminal_of(o))),
       labels_(labels_of(workers_)),
       fanout_(choose_fanout(o, workers_.size())),
       writer_(STDOUT_FILENO, STDERR_FILENO),
@@ -145,11 +148,11 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       running_(workers_.size(), 0),
       stopped_(workers_.size(), 0),
       own_jumps_(settings_),
-      jumps_(o.host && o.host->pool ? o.host->pool->jumps() : own_jumps_) {
+      jumps_(o.run_host && o.run_host->pool ? o.run_host->pool->jumps() : own_jumps_) {
   settings_.credentials = &credentials_;
   settings_.home = home_;
   settings_.reaper = &reaper_;
-  if (o.host) settings_.pool = o.host->pool;
+  if (o.run_host) settings_.pool = o.run_host->pool;
   choose_output();
   if (&jumps_ != &own_jumps_) jumps_.lend(settings_);  // last: nothing may throw after it (the destructor parks)
 }
@@ -187,7 +190,7 @@ void RunContext::choose_output() {
                      (o.json ? "--json" : o.gather ? "-b" : o.leader ? "--leader" : "--diff") +
                      ": the live view is the whole screen (drop one of them)");
   if (o.live) {
-    tty_ = util::open_terminal();
+    tty_ = util::open_terminal(terminal_of(o));
     if (tty_ < 0 || isatty(STDOUT_FILENO) != 1)
       throw UsageError("--live draws on a terminal, and " +
                        std::string(tty_ < 0 ? "tpush has none" : "stdout is not one") +
@@ -355,15 +358,15 @@ fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, cons
     on_worker(scheduler, targets[k], r);
   });
   scheduler.add(reaper_);
-  if (options_.host)
-    for (auto* service : options_.host->services) scheduler.add(*service);
+  if (options_.run_host)
+    for (auto* service : options_.run_host->services) scheduler.add(*service);
   if (live_) scheduler.add(*live_);
   jumps_.attach(&scheduler);
   auto outcome = scheduler.run();
   jumps_.attach(nullptr);
   if (live_) scheduler.remove(*live_);
-  if (options_.host)
-    for (auto* service : options_.host->services) scheduler.remove(*service);
+  if (options_.run_host)
+    for (auto* service : options_.run_host->services) scheduler.remove(*service);
   scheduler.remove(reaper_);
   // Workers never started end too (for --json, --out-dir's results).
   for (std::size_t k = 0; k < targets.size(); ++k) {

@@ -247,14 +247,15 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   const bool in_dir = ::fchdir(m.fds[0]) == 0;
   const mode_t old_mask = ::umask(static_cast<mode_t>(std::strtoul(f[2].c_str(), nullptr, 8) & 0777));
   env_.use({f.begin() + 4 + static_cast<long>(argc), f.end()});
-  util::prompt_on(m.fds.size() == 5 ? m.fds[4] : -1);  // the client's terminal, for passphrases
 
   int code = exit_code::setup_failed;
   if (in_dir) {
     BusyAnswer busy(listen_fd_);
     ClientWatch watch(conn);
     const auto peer = peer_of(conn);
-    code = run(argv, fanout::RunHost{&pool_, {&busy, &watch}, peer ? peer->pid : 0});
+    // The client's terminal, when it has one: for passphrases and --live.
+    const int terminal = m.fds.size() == 5 ? m.fds[4] : -1;
+    code = run(argv, fanout::RunHost{&pool_, {&busy, &watch}, peer ? peer->pid : 0, terminal});
   } else {
     std::fprintf(stderr, "tpush: error: the persist master cannot enter your working directory; run again\n");
   }
@@ -262,7 +263,6 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   std::fflush(stderr);
 
   env_.use_own();
-  util::prompt_on(-1);
   ::umask(old_mask);
   if (::chdir("/") != 0) {
   }

@@ -54,7 +54,7 @@ bool is_encrypted_private_key(const std::string& text) {
 }
 
 Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
-                                const std::vector<fs::path>& other_files, bool ask) {
+                                const std::vector<fs::path>& other_files, bool ask, int terminal) {
   Credentials c;
   c.use_agent = util::env_value("SSH_AUTH_SOCK").has_value();
 
@@ -84,7 +84,7 @@ Credentials Credentials::gather(const std::vector<fs::path>& identity_files,
       if (it->encrypted && !ask) {
         it->unasked = true;
       } else if (it->encrypted) {
-        auto pass = util::read_secret_from_tty("Enter passphrase for key '" + it->path.string() + "': ");
+        auto pass = util::read_secret_from_tty("Enter passphrase for key '" + it->path.string() + "': ", terminal);
         if (!pass) {
           it = c.keys.erase(it);  // no terminal to ask: the key cannot be used
           continue;

@@ -13,18 +13,12 @@ std::optional<std::size_t> terminal_columns(int fd) {
   return ws.ws_col;
 }
 
-namespace {
-int prompt_fd = -1;
-}  // namespace
-
-void prompt_on(int fd) { prompt_fd = fd; }
-
-int open_terminal() {
-  return prompt_fd >= 0 ? fcntl(prompt_fd, F_DUPFD_CLOEXEC, 3) : open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+int open_terminal(int terminal) {
+  return terminal >= 0 ? fcntl(terminal, F_DUPFD_CLOEXEC, 3) : open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
 }
 
-std::optional<std::string> read_secret_from_tty(const std::string& prompt) {
-  const int fd = open_terminal();
+std::optional<std::string> read_secret_from_tty(const std::string& prompt, int terminal) {
+  const int fd = open_terminal(terminal);
   if (fd < 0) return std::nullopt;
   // Echo goes off (dropping anything typed ahead) before the prompt appears,
   // so an answer typed right after the prompt is never flushed away.

@@ -310,7 +310,7 @@ TEST_CASE("kill: the tpush that sent it, and its ancestors, are never matched on
   tpush::fanout::RunHost host;
   host.client = getppid();
   Options served;
-  served.host = &host;
+  served.run_host = &host;
   const std::string theirs = local_client(served);
   CHECK(theirs.substr(0, theirs.find(' ')) == client.substr(0, client.find(' ')));
   CHECK(theirs.find(" " + std::to_string(getppid()) + " ") != std::string::npos);

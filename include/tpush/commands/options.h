@@ -99,8 +99,10 @@ struct Options {
   std::string command_line;
   // tpush's argv as given (what a persist master is handed)
   std::vector<std::string> argv;
-  // Set by a persist master for the runs it serves, never by the command line.
-  const fanout::RunHost* host = nullptr;
+  // What a persist master (or the interactive prompt) lends the runs it
+  // serves: kept sessions, its services, the client's terminal. Never set by
+  // the command line.
+  const fanout::RunHost* run_host = nullptr;
   // the subcommand ("workers", ...), if any
   std::string subcommand;
   // the remote command, or the subcommand's unparsed arguments

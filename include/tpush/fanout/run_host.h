@@ -20,6 +20,7 @@ struct RunHost {
   ssh::SessionPool* pool = nullptr;
   std::vector<util::Pollable*> services;
   pid_t client = 0;  // the tpush the user started, whose run this is
+  int terminal = -1; // that tpush's terminal (passphrases, --live); -1: /dev/tty
 };
 
 }  // namespace tpush::fanout

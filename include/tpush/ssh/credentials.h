@@ -51,7 +51,8 @@ struct Credentials {
   // skipped, and with `ask` false they are kept unasked (KeyFile::unasked).
   // Each file is read and decoded once, whatever number of workers use it.
   static Credentials gather(const std::vector<std::filesystem::path>& identity_files,
-                            const std::vector<std::filesystem::path>& other_files, bool ask = true);
+                            const std::vector<std::filesystem::path>& other_files, bool ask = true,
+                            int terminal = -1);
   // The gathered key read from `path`, or null (missing, unreadable, skipped).
   const KeyFile* find(const std::filesystem::path& path) const;
   // Every key and the agent (what a worker without ssh_config settings uses).
