@@ -8,29 +8,13 @@
 namespace tpush::output {
 namespace {
 
-// Length of an SGR colour sequence "ESC [ digits;: m" at the start of `s`, or 0.
-std::size_t live_sgr_length(std::string_view s) {
-  if (s.size() < 3 || s[0] != '\033' || s[1] != '[') return 0;
-  for (std::size_t i = 2; i < s.size() && i < 64; ++i) {
-    const char c = s[i];
-    if (c == 'm') return i + 1;
-    if (!((c >= '0' && c <= '9') || c == ';' || c == ':')) return 0;
-  }
-  return 0;
-}
-
-// The code point at the start of valid UTF-8 `s` and its length in bytes.
+// The code point at the start of `s` (live_safe_text's output: valid UTF-8) and
+// its length in bytes.
 std::pair<std::uint32_t, std::size_t> live_next_char(std::string_view s) {
-  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char lead = b(0);
-  std::size_t n = 1;
-  std::uint32_t cp = lead;
-  if (lead >= 0xf0) n = 4, cp = lead & 0x07;
-  else if (lead >= 0xe0) n = 3, cp = lead & 0x0f;
-  else if (lead >= 0xc0) n = 2, cp = lead & 0x1f;
-  if (n > s.size()) return {'?', 1};  // cannot happen for live_safe_text's output
-  for (std::size_t i = 1; i < n; ++i) cp = (cp << 6) | (b(i) & 0x3f);
-  return {cp, n};
+  const auto lead = static_cast<unsigned char>(s[0]);
+  if (lead < 0x80) return {lead, 1};
+  const auto [cp, n] = decode_utf8(s);
+  return n ? std::pair{cp, n} : std::pair<std::uint32_t, std::size_t>{'?', 1};
 }
 
 struct LiveRange {
@@ -81,7 +65,7 @@ std::string live_safe_text(std::string_view line) {
     const std::size_t esc = line.find('\033', i);
     plain.append(line, i, esc == std::string_view::npos ? std::string_view::npos : esc - i);
     if (esc == std::string_view::npos) break;
-    const std::size_t n = live_sgr_length(line.substr(esc));
+    const std::size_t n = sgr_length(line.substr(esc));
     if (n == 0) plain += '\033';  // escaped below, as ^[
     i = esc + (n == 0 ? 1 : n);
   }

@@ -25,7 +25,12 @@ void append_caret(std::string& out, unsigned char c) {
   }
 }
 
-// Length of the SGR sequence "ESC [ digits;: m" at the start of `s`, or 0.
+bool is_bidi_control(std::uint32_t cp) {
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
 std::size_t sgr_length(std::string_view s) {
   if (s.size() < 3 || s[0] != kEsc || s[1] != '[') return 0;
   for (std::size_t i = 2; i < s.size() && i < 64; ++i) {
@@ -36,8 +41,6 @@ std::size_t sgr_length(std::string_view s) {
   return 0;
 }
 
-// The code point of the well-formed UTF-8 sequence at the start of `s` and its
-// length, or length 0 when the first byte does not start one.
 std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view s) {
   const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
   const unsigned char lead = b(0);
@@ -55,12 +58,6 @@ std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view s) {
   if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {0, 0};
   return {cp, n};
 }
-
-bool is_bidi_control(std::uint32_t cp) {
-  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-}  // namespace
 
 void append_for_terminal(std::string& out, std::string_view line) {
   bool coloured = false;

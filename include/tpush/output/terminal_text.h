@@ -10,8 +10,11 @@
 // label. Pipes and files get the bytes unchanged; so does --raw, and -N.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tpush::output {
 
@@ -20,5 +23,12 @@ void append_for_terminal(std::string& out, std::string_view line);
 
 // A block of lines: each escaped as above, the newlines kept.
 std::string for_terminal(std::string_view text);
+
+// Length of the SGR sequence "ESC [ digits;: m" at the start of `s`, or 0.
+std::size_t sgr_length(std::string_view s);
+
+// The code point of the well-formed UTF-8 sequence (2 to 4 bytes) at the start
+// of `s` and its length, or length 0 when the first byte does not start one.
+std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view s);
 
 }  // namespace tpush::output
