@@ -137,6 +137,8 @@ for tool in debootstrap unshare chroot git ip flock; do
 done
 
 self=$(realpath "${BASH_SOURCE[0]}")
+# shellcheck source=tests/package/cached-root.sh
+source "$(dirname "$self")/cached-root.sh"
 repo=$(cd "$(dirname "$self")/../.." && pwd)
 repo_git=$(realpath "$(git -C "$repo" rev-parse --git-common-dir)")
 commit=$(git -C "$repo" rev-parse HEAD)
@@ -181,24 +183,7 @@ inside() { # inside STEP ARGS...: this script's STEP, in private mount and PID n
 }
 
 start=$SECONDS
-exec 9>"$cache_dir/.lock"
-flock 9
-if [[ ! -f "$cache" || "${FRESH_TEST_FRESH:-0}" == 1 ]]; then
-  say "building the $suite minbase root (debootstrap from $mirror) into $cache"
-  t=$SECONDS
-  inside make-root "$work/new" || die "could not build the $suite root (output above)"
-  tar -C "$work/new" --numeric-owner -cf "$cache.tmp" .
-  mv -f "$cache.tmp" "$cache"
-  rm -rf --one-file-system -- "$work/new"
-  say "root cached in $((SECONDS - t))s: $cache ($(du -h "$cache" | cut -f1))"
-else
-  say "cached $suite root: $cache (FRESH_TEST_FRESH=1 builds it again)"
-fi
-t=$SECONDS
-mkdir "$work/root"
-tar -C "$work/root" --numeric-owner -xf "$cache"
-flock -u 9
-say "root unpacked in $((SECONDS - t))s"
+unpack_cached_root FRESH_TEST_FRESH "debootstrap from $mirror"
 
 rc=0
 inside test "$work/root" "$repo_git" "$commit" "$until" || rc=$?

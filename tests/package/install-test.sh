@@ -230,6 +230,8 @@ for tool in debootstrap unshare chroot; do
 done
 
 self=$(realpath "${BASH_SOURCE[0]}")
+# shellcheck source=tests/package/cached-root.sh
+source "$(dirname "$self")/cached-root.sh"
 cache_dir="${PACKAGE_TEST_CACHE:-/var/cache/tpush/package-test}"
 key=$(printf '%s\n' "$recipe" "$mirror" "${extra_pkgs[@]}" | sha256sum | cut -c1-12)
 cache="$cache_dir/$suite-minbase-$arch-$key.tar"
@@ -268,24 +270,7 @@ inside() { # inside STEP ARGS...: this script's STEP, in a private mount namespa
 }
 
 start=$SECONDS
-exec 9>"$cache_dir/.lock"
-flock 9
-if [[ ! -f "$cache" || "${PACKAGE_TEST_FRESH:-0}" == 1 ]]; then
-  say "building the $suite minbase root (debootstrap from $mirror, then ${extra_pkgs[*]}) into $cache"
-  t=$SECONDS
-  inside make-root "$work/new" || die "could not build the $suite root (output above)"
-  tar -C "$work/new" --numeric-owner -cf "$cache.tmp" .
-  mv -f "$cache.tmp" "$cache"
-  rm -rf --one-file-system -- "$work/new"
-  say "root cached in $((SECONDS - t))s: $cache ($(du -h "$cache" | cut -f1))"
-else
-  say "cached $suite root: $cache (PACKAGE_TEST_FRESH=1 builds it again)"
-fi
-t=$SECONDS
-mkdir "$work/root"
-tar -C "$work/root" --numeric-owner -xf "$cache"
-flock -u 9
-say "root unpacked in $((SECONDS - t))s"
+unpack_cached_root PACKAGE_TEST_FRESH "debootstrap from $mirror, then ${extra_pkgs[*]}"
 
 rc=0
 inside test "$work/root" "$deb" "$version" || rc=$?
