@@ -226,6 +226,16 @@ def all_started(hosts):
         (r := row_of(lines, h)) is not None and r.endswith("started") for h in hosts)
 
 
+def every_row_then_quit(t: LiveTerm, hosts, state: str, code: int) -> Summary:
+    """Every host's row reads `state` with its last line "started"; q leaves with `code`;
+    returns the summary printed after the view."""
+    for h in hosts:
+        assert re.search(rf"\b{state}\b.*\bstarted$", row_of(t.lines, h) or ""), t.dump()
+    t.send("q")
+    assert t.finish() == code
+    return Summary.parse(t.after_view())
+
+
 def test_q_while_running_does_not_quit_and_ctrl_c_stops_every_worker(farm, live):
     """While sleeps run, q only says how to stop; Ctrl-C passes the interrupt on, every
     sleep dies of it (each row: signal INT), and q then leaves with 130 and the summary."""
@@ -239,11 +249,7 @@ def test_q_while_running_does_not_quit_and_ctrl_c_stops_every_worker(farm, live)
     t.send("\x03")
     t.wait_for(lambda lines: "8 failed" in lines[0] and "ended" in lines[0] and "q: quit" in lines[-1],
                "every worker stopped")
-    for h in hosts:
-        assert re.search(r"\bsignal INT\b.*\bstarted$", row_of(t.lines, h) or ""), t.dump()
-    t.send("q")
-    assert t.finish() == 130
-    s = Summary.parse(t.after_view())
+    s = every_row_then_quit(t, hosts, "signal INT", 130)
     assert (s.total, s.failed) == (8, 8), t.after_view()
     # tpush's own notice, shown in the footer during the run, is on stderr once the view is gone.
     assert "tpush: interrupt sent to 8 running worker" in t.text_after_view(), t.text_after_view()
@@ -263,11 +269,7 @@ def test_a_second_ctrl_c_closes_workers_that_ignore_the_first_and_shows_them_int
     t.send("\x03")
     t.wait_for(lambda lines: "8 interrupted" in lines[0] and "ended" in lines[0] and "q: quit" in lines[-1],
                "every worker interrupted")
-    for h in hosts:
-        assert re.search(r"\binterrupted\b.*\bstarted$", row_of(t.lines, h) or ""), t.dump()
-    t.send("q")
-    assert t.finish() == 130
-    s = Summary.parse(t.after_view())
+    s = every_row_then_quit(t, hosts, "interrupted", 130)
     assert (s.total, s.interrupted) == (8, 8), t.after_view()
     assert wait_remote_gone(marker) == []
 
