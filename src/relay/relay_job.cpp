@@ -53,7 +53,10 @@ void RelayJob::start_work(LIBSSH2_SESSION* session) {
   std::size_t len = 0;
   int type = 0;
   const char* blob = libssh2_session_hostkey(session, &len, &type);
-  if (blob) where_.host_key = ssh::wire::blob_type({blob, len}) + " " + util::base64_encode({blob, len});
+  if (blob) {
+    const std::string key_type = ssh::wire::blob_type({blob, len});
+    where_.host_key = (key_type.empty() ? "unknown" : key_type) + " " + util::base64_encode({blob, len});
+  }
   control_ = std::make_unique<ssh::ExecChannel>(session, transfer_.control_command(),
                                                 ssh::ExecChannel::Settings{false, &orders_});
   if (progress_) progress_(0, false);

@@ -349,7 +349,8 @@ HostKeyVerdict Connection::verify_host_key() {
   int type = 0;
   const char* blob = libssh2_session_hostkey(session_, &len, &type);
   if (!blob) return {false, "protocol error (the server sent no host key)"};
-  const HostKey key{wire::blob_type({blob, len}), std::string(blob, len)};
+  std::string key_type = wire::blob_type({blob, len});
+  const HostKey key{key_type.empty() ? "unknown" : std::move(key_type), std::string(blob, len)};
   const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
                            &endpoint_.pinned_host_key};
   return host_keys().verify(id, key);

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 
+#include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 #include "tpush/util/file.h"
 
@@ -46,41 +47,22 @@ std::string_view next_token(std::string_view& rest) {
   return token;
 }
 
-// Reads the SSH wire-format strings (uint32 length + bytes) of a blob.
-// Returns false if the blob is not exactly a sequence of such strings.
-bool split_ssh_strings(std::string_view blob, std::vector<std::string_view>& out) {
-  out.clear();
-  while (!blob.empty()) {
-    if (blob.size() < 4) return false;
-    const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(blob[i])); };
-    const uint32_t len = b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
-    blob.remove_prefix(4);
-    if (len > blob.size()) return false;
-    out.push_back(blob.substr(0, len));
-    blob.remove_prefix(len);
-  }
-  return true;
-}
-
 // Checks the structure of the key types tpush knows; others (sk-*,
 // certificates, ...) are opaque beyond their embedded type name.
 bool blob_well_formed(std::string_view type, std::string_view blob) {
-  std::vector<std::string_view> parts;
-  if (type == "ssh-ed25519")
-    return split_ssh_strings(blob, parts) && parts.size() == 2 && parts[1].size() == 32;
-  if (type == "ssh-rsa")
-    return split_ssh_strings(blob, parts) && parts.size() == 3 && !parts[1].empty() &&
-           !parts[2].empty();
+  const auto parts = wire::strings_of(blob);
+  if (type == "ssh-ed25519") return parts && parts->size() == 2 && (*parts)[1].size() == 32;
+  if (type == "ssh-rsa") return parts && parts->size() == 3 && !(*parts)[1].empty() && !(*parts)[2].empty();
   if (type.starts_with("ecdsa-sha2-nistp"))
-    return split_ssh_strings(blob, parts) && parts.size() == 3 &&
-           parts[1] == type.substr(std::string_view("ecdsa-sha2-").size()) && !parts[2].empty();
-  return !blob_key_type(blob).empty();
+    return parts && parts->size() == 3 && (*parts)[1] == type.substr(std::string_view("ecdsa-sha2-").size()) &&
+           !(*parts)[2].empty();
+  return !wire::blob_type(blob).empty();
 }
 
 // The type a key is compared under: the blob's own type when it has one
 // (so "rsa-sha2-512" from a signature algorithm still means "ssh-rsa").
 std::string effective_type(const HostKey& key) {
-  std::string type = blob_key_type(key.blob);
+  std::string type = wire::blob_type(key.blob);
   if (!type.empty()) return type;
   if (key.type == "rsa-sha2-256" || key.type == "rsa-sha2-512") return "ssh-rsa";
   return key.type;
@@ -107,7 +89,7 @@ std::optional<HostKey> parse_key_fields(std::string_view text, std::string& erro
     error = "invalid base64 in key";
     return std::nullopt;
   }
-  const std::string embedded = blob_key_type(*blob);
+  const std::string embedded = wire::blob_type(*blob);
   if (embedded != type) {
     error = "key type '" + std::string(type) + "' does not match the key's own type '" +
             embedded + "'";
@@ -229,14 +211,6 @@ std::string fingerprint_sha256(std::string_view blob) {
   return "SHA256:" +
          util::base64_encode(std::string_view(reinterpret_cast<const char*>(md.data()), len),
                              /*pad=*/false);
-}
-
-std::string blob_key_type(std::string_view blob) {
-  if (blob.size() < 4) return {};
-  const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(blob[i])); };
-  const uint32_t len = b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
-  if (len == 0 || len > blob.size() - 4 || len > 256) return {};
-  return std::string(blob.substr(4, len));
 }
 
 std::optional<HostKey> parse_public_key(std::string_view text) {

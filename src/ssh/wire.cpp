@@ -56,9 +56,20 @@ void put_mpint(std::string& out, std::string_view magnitude) {
 }
 
 std::string blob_type(std::string_view blob) {
+  constexpr std::size_t kLongestName = 256;
   Reader r(blob);
   const auto type = r.string();
-  return type ? std::string(*type) : "unknown";
+  return type && !type->empty() && type->size() <= kLongestName ? std::string(*type) : std::string();
+}
+
+std::optional<std::vector<std::string_view>> strings_of(std::string_view blob) {
+  std::vector<std::string_view> out;
+  for (Reader r(blob); !r.rest().empty();) {
+    const auto s = r.string();
+    if (!s) return std::nullopt;
+    out.push_back(*s);
+  }
+  return out;
 }
 
 }  // namespace tpush::ssh::wire

@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(mpint->empty() || (static_cast<unsigned char>(mpint->front()) & 0x80) == 0);
 
   // The bytes as a key blob, the way a known_hosts line or a .pub file carries it.
-  const std::string type = blob_key_type(bytes);
+  const std::string type = wire::blob_type(bytes);
   const std::string line = (type.empty() ? "ssh-ed25519" : type) + " " + tpush::util::base64_encode(bytes);
   if (const auto key = parse_public_key(line)) {
     FUZZ_CHECK(key->blob == bytes);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tpush/ssh/known_hosts.h"
+#include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 #include "test_support.h"
 
@@ -150,7 +151,7 @@ TEST_CASE("known_hosts: parse_public_key") {
   const HostKey ed = key(kEd25519);
   CHECK(ed.type == "ssh-ed25519");
   CHECK(ed.blob.size() == 51);  // string "ssh-ed25519" + string(32 bytes)
-  CHECK(tpush::ssh::blob_key_type(ed.blob) == "ssh-ed25519");
+  CHECK(tpush::ssh::wire::blob_type(ed.blob) == "ssh-ed25519");
   CHECK(key(kRsa).type == "ssh-rsa");
   CHECK(key(kEcdsa521).type == "ecdsa-sha2-nistp521");
   CHECK(key(kSkEd25519).type == "sk-ssh-ed25519@openssh.com");

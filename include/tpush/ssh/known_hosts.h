@@ -29,10 +29,6 @@ struct HostKey {
 // "SHA256:" + unpadded base64 of the blob's SHA-256, as `ssh-keygen -l` prints.
 std::string fingerprint_sha256(std::string_view blob);
 
-// The key type name embedded at the start of a wire-format blob, or "" when
-// the blob is too short to hold one.
-std::string blob_key_type(std::string_view blob);
-
 // Parses "type base64 [comment]" (leading/trailing blanks allowed). The type
 // must match the type embedded in the blob, and for ed25519, ECDSA and RSA
 // the blob must be well formed.

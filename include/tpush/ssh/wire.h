@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tpush::ssh::wire {
 
@@ -32,7 +33,12 @@ void put_string(std::string& out, std::string_view bytes);
 // the top bit is set.
 void put_mpint(std::string& out, std::string_view magnitude);
 
-// The type name a key blob starts with ("ssh-ed25519"), or "unknown".
+// The type name a key blob starts with ("ssh-ed25519"), or "" when it does not
+// start with one (too short, or a name that is empty or longer than 256 bytes).
 std::string blob_type(std::string_view blob);
+
+// The strings (uint32 length + bytes) the blob is made of, in order; nullopt
+// unless it is exactly a sequence of them.
+std::optional<std::vector<std::string_view>> strings_of(std::string_view blob);
 
 }  // namespace tpush::ssh::wire
