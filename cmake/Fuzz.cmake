@@ -32,7 +32,7 @@ set(TPUSH_FUZZ_SOURCES
   src/output/line_splitter.cpp src/output/line_output.cpp src/output/writer.cpp
   src/output/terminal_text.cpp src/output/unified_diff.cpp
   src/util/base64.cpp src/util/string.cpp src/util/file.cpp src/util/child_process.cpp
-  src/util/environment.cpp src/util/shell_quote.cpp
+  src/util/environment.cpp src/util/shell_quote.cpp src/util/signals.cpp
   src/relay/relay_script.cpp)
 list(TRANSFORM TPUSH_FUZZ_SOURCES PREPEND ${PROJECT_SOURCE_DIR}/)
 
