@@ -7,6 +7,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 
@@ -494,7 +495,8 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
             throw SetupError("no instance name for worker " + std::to_string(w) + " of TPU " + node.ref.text() +
                              " in its guest attributes (the `hostname` key), which --tunnel-through-iap needs: is "
                              "the worker up? retry with --refresh");
-          worker.iap = IapWorker{name->second, node.ref.zone, node.ref.project, node.ref.text()};
+          worker.iap = std::make_shared<const IapWorker>(
+              IapWorker{name->second, node.ref.zone, node.ref.project, node.ref.text()});
         }
         if (job.oslogin) {
           if (!login) login = os_login_user(q, cache);

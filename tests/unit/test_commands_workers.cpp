@@ -144,7 +144,8 @@ TEST_CASE("workers: planned one after another, the same bytes as each worker pla
       {"web[1-12],tok[1-3],named[1-3],jump[1-4],pc[1-2],db[1-3],root@db[4-5],db6:2200,other[1-3],web[13-14]"}, {},
       {});
   // A worker reached through IAP in the middle of others like it.
-  workers[2].iap = IapWorker{"inst-2", "us-central2-b", "proj", "proj/us-central2-b/tpu"};
+  workers[2].iap =
+      std::make_shared<const IapWorker>(IapWorker{"inst-2", "us-central2-b", "proj", "proj/us-central2-b/tpu"});
   std::vector<Reach> alone;
   for (const Worker& w : workers) alone.push_back(ReachPlanner(o, home.path(), "carol").plan(w));
   const ReachPlanner planner(o, home.path(), "carol");

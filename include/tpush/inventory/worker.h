@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,8 +47,9 @@ struct Worker {
   std::optional<std::string> pinned_host_key;
   // Where target.user came from when not the host list ("OS Login profile").
   std::string user_from;
-  // Reached through IAP: how (else none).
-  std::optional<IapWorker> iap;
+  // Reached through IAP: how (else null). Behind a pointer: most workers have
+  // none, and a Worker is kept for each of up to a million hosts.
+  std::shared_ptr<const IapWorker> iap;
   // What to run once when the worker refuses our key (a TPU: let gcloud add it).
   std::string key_hint;
   // Extra variables exported to the remote command (e.g. TPUSH_SLICE).
