@@ -49,7 +49,7 @@ readonly test_pkgs=(
   python3-pexpect python3-pyte
 )
 # The tools tpush is measured against.
-readonly bench_pkgs=(pssh hyperfine strace)
+readonly bench_pkgs=(pssh hyperfine strace time)
 # The libFuzzer targets of tests/fuzz: clang, its runtime libraries (libFuzzer,
 # ASan, UBSan), and llvm-symbolizer for readable crash stacks.
 readonly fuzz_pkgs=(clang-14 libclang-rt-14-dev llvm-14)
