@@ -29,10 +29,7 @@ LineEditor* editor_of(EditLine* el) {
 }  // namespace
 
 std::filesystem::path LineEditor::default_history_file() {
-  const auto state = env_value("XDG_STATE_HOME");
-  const std::filesystem::path base =
-      state && !state->empty() && state->front() == '/' ? std::filesystem::path(*state) : home_dir() / ".local/state";
-  return base / "tpush" / "history";
+  return xdg_dir("XDG_STATE_HOME", ".local/state") / "history";
 }
 
 LineEditor::LineEditor(int in, std::FILE* out, std::filesystem::path history_file, int signal_fd)
