@@ -240,8 +240,7 @@ void Prompt::run(const std::string& command) {
   plan.refresh = refresh_;
   std::vector<fanout::WorkerResult> results;
   plan.results = &results;
-  std::vector<std::string> labels;
-  for (const auto& w : workers) labels.push_back(w.label);
+  const std::vector<std::string> labels = chosen_labels();  // the order of `workers`, and of `results`
   last_code_ = run_on_workers(o, std::move(workers), plan);
   not_ok_.clear();
   for (std::size_t i = 0; i < results.size() && i < labels.size(); ++i)
