@@ -1,6 +1,5 @@
 #include "tpush/commands/interactive.h"
 
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <poll.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "tpush/util/child_process.h"
 #include "tpush/util/error.h"
 #include "tpush/util/line_editor.h"
+#include "tpush/util/signals.h"
 #include "tpush/util/string.h"
 
 namespace tpush::commands {
@@ -264,9 +264,8 @@ void Prompt::local(const std::string& command) {
 }
 
 bool Prompt::drain_signals() {
-  signalfd_siginfo info{};
-  while (::read(signal_fd_, &info, sizeof info) == sizeof info)
-    if (info.ssi_signo != SIGINT) ended_ = true;
+  const auto pending = util::drain_signals(signal_fd_);
+  if (pending.terminate || pending.hang_up) ended_ = true;
   return ended_;
 }
 

@@ -183,9 +183,8 @@ int Master::serve(const RunCommandLine& run) {
     const auto now = Clock::now();
     pool_.tick(now);
     if (fds[1].revents & POLLIN) {
-      signalfd_siginfo info{};
-      while (::read(signals_.fd(), &info, sizeof info) == sizeof info)
-        if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGHUP) done_ = true;
+      const auto pending = util::drain_signals(signals_.fd());
+      if (pending.terminate || pending.hang_up) done_ = true;
     }
     if (!done_ && (fds[0].revents & POLLIN)) {
       const int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);  // blocking, unlike the listener
@@ -279,9 +278,7 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
 
 // Signals the client forwarded (Ctrl-C) that came after its run ended.
 void Master::drain_signals() {
-  signalfd_siginfo info{};
-  while (::read(signals_.fd(), &info, sizeof info) == sizeof info)
-    if (info.ssi_signo == SIGTERM) done_ = true;
+  if (util::drain_signals(signals_.fd()).terminate) done_ = true;
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <histedit.h>
 #include <poll.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 
 #include "tpush/util/environment.h"
 #include "tpush/util/error.h"
+#include "tpush/util/signals.h"
 
 namespace tpush::util {
 namespace {
@@ -83,10 +83,8 @@ int LineEditor::next_char(wchar_t* c) {
     if (n < 0 && errno != EINTR) return 0;
     if (n == 0 && idle_ && *idle_) (*idle_)();
     if (n > 0 && signal_fd_ >= 0 && (fds[1].revents & POLLIN)) {
-      signalfd_siginfo info{};
-      while (::read(signal_fd_, &info, sizeof info) == sizeof info) {
-        if (info.ssi_signo != SIGINT) ended_ = true;
-      }
+      const auto pending = drain_signals(signal_fd_);
+      if (pending.terminate || pending.hang_up) ended_ = true;
       if (ended_) return 0;
       *c = L'\x03';  // bound to tpush-interrupt
       return 1;

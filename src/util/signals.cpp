@@ -73,4 +73,15 @@ void restore_default_signals() noexcept {
   signal(SIGPIPE, SIG_DFL);
 }
 
+PendingSignals drain_signals(int signal_fd) {
+  PendingSignals p;
+  signalfd_siginfo info{};
+  while (read(signal_fd, &info, sizeof info) == sizeof info) {
+    p.interrupt = p.interrupt || info.ssi_signo == SIGINT;
+    p.terminate = p.terminate || info.ssi_signo == SIGTERM;
+    p.hang_up = p.hang_up || info.ssi_signo == SIGHUP;
+  }
+  return p;
+}
+
 }  // namespace tpush::util

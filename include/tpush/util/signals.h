@@ -44,6 +44,14 @@ class JobControlScope {
   sigset_t old_mask_{};
 };
 
+// Which of SignalScope's signals a signalfd held, read until it had no more.
+struct PendingSignals {
+  bool interrupt = false;  // SIGINT
+  bool terminate = false;  // SIGTERM
+  bool hang_up = false;    // SIGHUP
+};
+PendingSignals drain_signals(int signal_fd);
+
 // Every signal blocked in this thread while it lives: a thread started inside
 // inherits the mask and so never takes a signal (the name lookups' helpers).
 class BlockAllSignals {
