@@ -2,7 +2,9 @@
 pexpect drives), runs each typed line on the workers over sessions kept between lines,
 with the prompt's own commands changing who runs the next line and how it is shown."""
 
+import os
 import re
+import select
 import time
 
 import pexpect
@@ -44,9 +46,22 @@ class Prompt:
 
     def end(self) -> int:
         self.child.sendeof()
+        return self.exit_code()
+
+    def exit_code(self) -> int:
+        """Waits for tpush to exit (the terminal's EOF can come first: an ASan build still checks
+        for leaks after it) and returns its exit code, 128 + N for a signal."""
         self.child.expect(pexpect.EOF)
-        self.child.close()
-        return self.child.exitstatus
+        pidfd = os.pidfd_open(self.child.pid)
+        try:
+            exited, _, _ = select.select([pidfd], [], [], self.child.timeout)
+        finally:
+            os.close(pidfd)
+        if not exited:
+            pytest.fail(f"tpush closed its terminal but did not exit within {self.child.timeout}s")
+        self.child.wait()
+        status = self.child.exitstatus
+        return status if status is not None else 128 + self.child.signalstatus
 
 
 def worker_lines(out: str, text: str) -> dict[str, str]:
@@ -188,9 +203,7 @@ def test_a_local_command_and_the_prompts_errors(tpush, hosts, state_env, tmp_pat
     out = p.line("-nosuchhost")
     assert "not among these workers" in out
     p.child.send("quit\r")
-    p.child.expect(pexpect.EOF)
-    p.child.close()
-    assert p.child.exitstatus == 0
+    assert p.exit_code() == 0
 
 
 def test_no_command_without_a_terminal_is_a_usage_error(tpush, hosts):
