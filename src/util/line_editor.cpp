@@ -52,7 +52,9 @@ LineEditor::LineEditor(int in, std::FILE* out, std::filesystem::path history_fil
   el_set(el_, EL_HIST, history, history_);
   el_set(el_, EL_PROMPT, &LineEditor::prompt_text);
   el_set(el_, EL_GETCFN, &LineEditor::get_char);
-  el_set(el_, EL_ADDFN, "tpush-interrupt", "drop the line typed so far", &LineEditor::on_interrupt);
+  // The wide call: libedit keeps these pointers. The narrow el_set copies the name and
+  // help text and never frees the copies (libedit's own comment says so).
+  el_wset(el_, EL_ADDFN, L"tpush-interrupt", L"drop the line typed so far", &LineEditor::on_interrupt);
   el_set(el_, EL_BIND, "^C", "tpush-interrupt", nullptr);
   el_source(el_, nullptr);  // ~/.editrc
 }
