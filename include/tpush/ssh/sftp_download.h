@@ -40,7 +40,16 @@ class SftpDownload final : public SftpTransfer {
   };
   enum class Step { init, next, stat, opendir, readdir, closedir, open, read, close, shutdown,
                     cleanup_close };
-  bool step();  // true when it moved on; false when waiting or finished
+  // One step of the machine (step() picks it by step_): each returns true when it
+  // moved on, false when waiting on the network or finished.
+  bool step();
+  bool next_item();
+  bool stat_item();        // a request's kind: file, directory (with -r), or neither
+  bool open_dir();
+  bool read_dir_entry();   // queues each file, directory and symlink found
+  bool open_file();        // and its local temporary file
+  bool read_some();
+  bool close_file();       // then renames the local temporary file over the target
   bool local_fail(const std::string& what, int err);
   void finish_file();
   bool fail_item(const std::string& path, const std::string& what, int rc);

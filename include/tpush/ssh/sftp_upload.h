@@ -47,7 +47,18 @@ class SftpUpload final : public SftpTransfer {
     init, next, ensure_dir, ensure_dir_stat, open, write, close, setstat, rename,
     cleanup_close, cleanup_unlink, shutdown
   };
-  bool step();  // true when it moved on; false when waiting or finished
+  // One step of the machine (step() picks it by step_): each returns true when it
+  // moved on, false when waiting on the network or finished.
+  bool step();
+  bool next_item();
+  bool make_next_dir();        // mkdir -p, deepest missing directory first
+  bool check_existing_dir();   // mkdir failed: is it there already?
+  bool open_temp();
+  bool write_some();
+  bool close_temp();
+  bool set_mode_and_times();   // -p
+  bool rename_over_target();
+  bool remove_temp_and_fail(); // after an error: the target is left as it was
   bool fail_item(const std::string& path, const std::string& what, int rc);
   void start_ensure(const std::string& dir);
 
