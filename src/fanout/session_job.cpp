@@ -45,6 +45,7 @@ bool SessionJob::restart_on_fresh_session() {
   // the same fd number: the event loop sees a new fd and watches it.
   auto old = std::exchange(connection_, ssh::open_session(std::move(fresh_->first), fresh_->second));
   fresh_.reset();
+  watch_.start(now());  // the fresh session's connect deadline is its own
   connection_->advance();
   old->abandon();
   working_ = false;
