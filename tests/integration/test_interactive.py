@@ -52,11 +52,16 @@ class Prompt:
         """Waits for tpush to exit (the terminal's EOF can come first: an ASan build still checks
         for leaks after it) and returns its exit code, 128 + N for a signal."""
         self.child.expect(pexpect.EOF)
-        pidfd = os.pidfd_open(self.child.pid)
         try:
-            exited, _, _ = select.select([pidfd], [], [], self.child.timeout)
-        finally:
-            os.close(pidfd)
+            pidfd = os.pidfd_open(self.child.pid)
+        except ProcessLookupError:
+            pidfd = None  # pexpect reaped it when it saw the EOF (isalive()): it has exited
+        exited = True
+        if pidfd is not None:
+            try:
+                exited, _, _ = select.select([pidfd], [], [], self.child.timeout)
+            finally:
+                os.close(pidfd)
         if not exited:
             pytest.fail(f"tpush closed its terminal but did not exit within {self.child.timeout}s")
         self.child.wait()
