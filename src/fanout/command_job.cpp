@@ -52,18 +52,29 @@ void CommandJob::stderr_data(std::string_view bytes) {
   for (const auto& signal : std::exchange(queued_signals_, {})) signal_group(signal);
 }
 
+void CommandJob::go(CommandEvent event) {
+  const auto next = next_state(state_, event);
+  if (!next) {
+    spdlog::debug("worker {}: command event {} in state {} ignored", index_, static_cast<int>(event),
+                  state_name(state_));
+    return;
+  }
+  spdlog::trace("worker {}: command {} -> {}", index_, state_name(state_), state_name(*next));
+  state_ = *next;
+}
+
 void CommandJob::start_work(LIBSSH2_SESSION* session) {
   out_.connected(index_);
   ssh::KeptShell* shell = kept_shell();
-  if (want_shell_ && shell && shell->ready() && shell->run(raw_command_, ssh::group_tag())) {
-    via_shell_ = true;
-    return;
-  }
+  if (want_shell_ && shell && shell->ready() && shell->run(raw_command_, ssh::group_tag()))
+    return go(CommandEvent::sent_to_shell);
   channel_ = std::make_unique<ssh::ExecChannel>(session, command_, channel_settings_);
+  go(CommandEvent::opened_channel);
 }
 
 void CommandJob::start_shell() {
-  if (!want_shell_ || shell_started_ || !may_keep_session() || timing_out_ || !stops_.empty()) return;
+  if (!want_shell_ || shell_started_ || !may_keep_session() || state_ == CommandState::timing_out || !stops_.empty())
+    return;
   if (const ssh::KeptShell* shell = kept_shell(); shell && (!shell->ended() || shell->unavailable())) return;
   if (channel_opening()) return;
   shell_started_ = true;
@@ -90,7 +101,7 @@ bool CommandJob::shell_settling() const {
 }
 
 bool CommandJob::carrier_paused() const {
-  if (via_shell_) return kept_shell()->paused();
+  if (via_shell()) return kept_shell()->paused();
   return channel_ && channel_->paused();
 }
 
@@ -102,9 +113,11 @@ bool CommandJob::stops_pending() const {
 
 bool CommandJob::waiting_for_stops() {
   if (!may_keep_session() || !stops_pending()) return false;
-  const auto now = Clock::now();
-  if (!ended_before_stops_) ended_before_stops_ = now;
-  return now - *ended_before_stops_ < kStopsWait;
+  const auto t = now();
+  if (!ended_before_stops_) ended_before_stops_ = t;
+  if (t - *ended_before_stops_ >= kStopsWait) return false;
+  go(CommandEvent::ended_stops_closing);
+  return true;
 }
 
 util::Wait CommandJob::work_wait() const {
@@ -123,24 +136,23 @@ void CommandJob::advance_work() {
                     stop->exit_status(), stop->error());
   }
   ssh::KeptShell* shell = kept_shell();
-  if (shell) shell->advance(via_shell_ ? sink_ : kDiscard);
-  if (via_shell_ && shell->run_end()) {
+  if (shell) shell->advance(via_shell() ? sink_ : kDiscard);
+  if (via_shell() && shell->run_end()) {
     const auto& end = *shell->run_end();
     // A login file changed since the shell started (declined), or the shell
     // ended before the command answered, its session still up: this command
     // runs as a new login would, on an exec channel (behind its claim when it
     // was sent), and a new shell starts for the next.
-    const bool gone_while_kept =
-        end.kind == ssh::KeptShell::RunEnd::Kind::failed && !end.hung_up && !shell->answered();
-    if (end.kind != ssh::KeptShell::RunEnd::Kind::declined && !gone_while_kept) {
+    const auto fallback = shell_fallback(end, shell->answered());
+    if (!fallback) {
       if (!waiting_for_stops()) finish_from_shell(end);
       return;
     }
     spdlog::debug("worker {}: command not run in the kept shell: {}", index_,
                   end.error.empty() ? "a login file changed" : end.error);
-    if (gone_while_kept && shell->command_sent())
+    if (*fallback == CommandEvent::shell_lost && shell->command_sent())
       run_behind_claim(Outcome::failed, "the worker's kept shell ended before the command answered");
-    via_shell_ = false;
+    go(*fallback);
     channel_ = std::make_unique<ssh::ExecChannel>(session(), command_, channel_settings_);
   }
   if (channel_) channel_->advance(sink_);
@@ -150,11 +162,11 @@ void CommandJob::advance_work() {
   if (channel_ && channel_->ended() && !shell_settling() && !waiting_for_stops()) return finish_from_channel();
   // -u: the group has its TERM; the connection can go (the watchdog sends HUP
   // to whatever is left).
-  if (timing_out_ && !stops_pending()) finish(Outcome::timed_out, timed_out_reason());
+  if (state_ == CommandState::timing_out && !stops_pending()) finish(Outcome::timed_out, timed_out_reason());
 }
 
 void CommandJob::finish_from_shell(const ssh::KeptShell::RunEnd& end) {
-  if (timing_out_) return finish(Outcome::timed_out, timed_out_reason());
+  if (state_ == CommandState::timing_out) return finish(Outcome::timed_out, timed_out_reason());
   if (end.kind == ssh::KeptShell::RunEnd::Kind::failed) {
     if (restart_on_fresh_session()) return;
     if (end.hung_up) return finish(Outcome::lost, lost_reason(end.error));
@@ -174,7 +186,7 @@ void CommandJob::run_behind_claim(Outcome outcome, std::string what_failed) {
 }
 
 void CommandJob::finish_from_channel() {
-  if (timing_out_) return finish(Outcome::timed_out, timed_out_reason());
+  if (state_ == CommandState::timing_out) return finish(Outcome::timed_out, timed_out_reason());
   // The claim's exit, before the group's tag: the kept shell had the command.
   if (claimed_ && channel_->phase() == ssh::ExecChannel::Phase::done && channel_->exit_signal().empty() &&
       channel_->exit_status() == 255 && group_ && !group_->pgid())
@@ -216,7 +228,7 @@ bool CommandJob::before_timeout() {
   // pty, or without the group's tag, a signal request (which sshd refuses for
   // root) and the hang-up (SIGHUP through a pty).
   if (group_ && group_->pgid() && signal_group("TERM")) {
-    timing_out_ = true;
+    go(CommandEvent::term_sent);
     return true;
   }
   if (!channel_) return false;  // the kept shell's command, before its group is known: the hang-up
@@ -233,14 +245,14 @@ void CommandJob::tick_work() {
 
 void CommandJob::forward_interrupt() {
   if (finished()) return;
-  if (!channel_ && !via_shell_) return interrupt();  // still connecting: its command must not start now
+  if (state_ == CommandState::waiting) return interrupt();  // still connecting: its command must not start now
   // Before the group's tag has come, also a signal request: it reaches a
   // non-root login's command even if the tag never comes. (A kept shell's
   // command reports its group at once.)
   const bool known = group_ && group_->pgid();
   if (!known && channel_) channel_->interrupt_remote();
   if (!channel_settings_.pty) signal_group("INT");
-  advance(Clock::now());
+  advance(now());
 }
 
 std::optional<std::uint64_t> CommandJob::input_offset() const {
@@ -249,8 +261,8 @@ std::optional<std::uint64_t> CommandJob::input_offset() const {
 }
 
 bool CommandJob::work_clean() const {
-  if (timing_out_ || shell_settling()) return false;
-  if (via_shell_) {
+  if (state_ == CommandState::timing_out || shell_settling()) return false;
+  if (via_shell()) {
     const auto& end = kept_shell()->run_end();
     if (!end || end->kind != ssh::KeptShell::RunEnd::Kind::exited) return false;
   } else if (!channel_ || channel_->phase() != ssh::ExecChannel::Phase::done) {
@@ -263,23 +275,23 @@ bool CommandJob::work_clean() const {
 
 bool CommandJob::work_may_start_again() const {
   if (!stops_.empty()) return false;
-  if (via_shell_) return !kept_shell()->answered();
+  if (via_shell()) return !kept_shell()->answered();
   return channel_ && !channel_->command_sent();
 }
 
 void CommandJob::reset_work() {
-  if (via_shell_ && kept_shell()->command_sent())
+  if (via_shell() && kept_shell()->command_sent())
     run_behind_claim(Outcome::lost, lost_reason("the kept session broke before the command answered"));
+  go(CommandEvent::kept_session_broke);
   if (channel_) channel_->release();
   channel_.reset();
-  via_shell_ = false;
   shell_started_ = false;
 }
 
 void CommandJob::release_work() {
   for (auto& stop : stops_)
     if (stop->phase() != ssh::ExecChannel::Phase::done) stop->release();
-  if (!channel_ && !via_shell_) return;
+  if (state_ == CommandState::waiting) return;
   if (group_) {  // a line that looked like the start of the tag, then the command ended
     const std::string held = group_->flush();
     if (!held.empty()) out_.data(index_, Stream::err, held);

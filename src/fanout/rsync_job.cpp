@@ -134,7 +134,7 @@ void RsyncJob::stop(Clock::time_point now, Outcome outcome, std::string reason) 
 void RsyncJob::interrupt() {
   if (finished()) return;
   if (!started() || !child_.running()) return WorkerJob::interrupt();
-  stop(Clock::now(), Outcome::interrupted, "interrupted");
+  stop(now(), Outcome::interrupted, "interrupted");
 }
 
 void RsyncJob::conclude() {

@@ -15,9 +15,9 @@ constexpr auto kStopGrace = std::chrono::seconds(2);
 
 SessionJob::SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
                        Deadlines deadlines)
-    : WorkerJob(index, deadlines), pool_(settings.pool) {
+    : WorkerJob(index, deadlines, settings.now), pool_(settings.pool), watch_(deadlines.watch()) {
   if (pool_) take_kept_session(endpoint, settings);
-  if (!connection_) connection_ = std::make_unique<ssh::Connection>(std::move(endpoint), settings);
+  if (!connection_) connection_ = ssh::open_session(std::move(endpoint), settings);
 }
 
 void SessionJob::take_kept_session(const ssh::Endpoint& endpoint, const ssh::ConnectionSettings& settings) {
@@ -43,8 +43,9 @@ bool SessionJob::restart_on_fresh_session() {
   shell_.reset();  // it lived on the old session
   // The new socket is made while the old one is still open, so it cannot get
   // the same fd number: the event loop sees a new fd and watches it.
-  auto old = std::exchange(connection_, std::make_unique<ssh::Connection>(std::move(fresh_->first), fresh_->second));
+  auto old = std::exchange(connection_, ssh::open_session(std::move(fresh_->first), fresh_->second));
   fresh_.reset();
+  watch_.start(now());  // the fresh session's connect deadline is its own
   connection_->advance();
   old->abandon();
   working_ = false;
@@ -60,22 +61,25 @@ util::Wait SessionJob::wait() const {
 
 void SessionJob::advance(Clock::time_point now) {
   if (finished()) return;
+  if (!started()) watch_.start(now);
   begin(now);
   connection_->new_turn();
   if (!working_) {
-    connection_->advance();
-    if (connection_->phase() == ssh::Connection::Phase::failed)
-      return finish(Outcome::unreachable, connection_->failure_reason());
-    if (connection_->phase() != ssh::Connection::Phase::ready) return;
+    switch (connection_->advance()) {
+      case ssh::Session::Phase::failed: return finish(Outcome::unreachable, connection_->failure_reason());
+      case ssh::Session::Phase::ready: break;
+      default: return;
+    }
     if (!connection_->warning().empty()) spdlog::warn("{}", connection_->warning());
     working_ = true;
-    work_start_ = alive_reference_ = now;
+    work_start_ = now;
+    watch_.heard(now);
     start_work(connection_->session());
   }
   const bool was_paused = work_paused();
   advance_work();
   if (std::exchange(restarted_, false)) return advance(now);
-  if (was_paused && !work_paused()) alive_reference_ = now;
+  if (was_paused && !work_paused()) watch_.heard(now);
 }
 
 Clock::time_point SessionJob::setup_progress(Clock::time_point now) const {
@@ -83,18 +87,13 @@ Clock::time_point SessionJob::setup_progress(Clock::time_point now) const {
 }
 
 // The connect deadline counts the worker's own time: not tpush's stalls, and
-// not the wait for a turn in tpush's own queue, up to one more deadline (a
-// queue that never moves ends too).
+// not the wait for a turn in tpush's own queue (ssh/session_watch.h).
 void SessionJob::tick(Clock::time_point now) {
   if (finished() || !started()) return;
   connection_->note_tick(now);
   if (!working_) {
-    const auto waited = std::min<Clock::duration>(connection_->waited(), deadlines_.connect);
-    if (now - start_time() - connection_->stalled() - waited >= deadlines_.connect)
-      return finish(Outcome::timed_out, "connect timed out after " + seconds_text(deadlines_.connect) + " (" +
-                                            (connection_->waiting_turn() ? "still waiting for a channel of its jump host"
-                                                                         : connection_->phase_name()) +
-                                            ")");
+    if (auto expired = watch_.connect_expired(now, *connection_))
+      return finish(Outcome::timed_out, std::move(*expired));
     connection_->tick(now);  // a connect attempt due again (ConnectionAttempts)
     return;
   }
@@ -108,11 +107,9 @@ void SessionJob::tick(Clock::time_point now) {
     return finish(Outcome::timed_out, timed_out_reason());
   }
   if (work_paused()) return;
-  const auto last = std::max(connection_->heard_from(), alive_reference_);
-  if (now - last >= deadlines_.silence_limit()) {
+  if (const auto silent = watch_.silence_expired(now, *connection_)) {
     if (restart_on_fresh_session()) return advance(now);
-    const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - last);
-    return finish(Outcome::lost, lost_reason("no response for " + seconds_text(silent)));
+    return finish(Outcome::lost, lost_reason(*silent));
   }
   connection_->tick(now);
   if (!finished()) tick_work();
@@ -125,7 +122,7 @@ std::string SessionJob::lost_reason(const std::string& detail) const {
 
 void SessionJob::release() {
   const bool keep = !pool_key_.empty() && working_ && work_clean() &&
-                    connection_->phase() == ssh::Connection::Phase::ready && !connection_->peer_closed();
+                    connection_->phase() == ssh::Session::Phase::ready && !connection_->peer_closed();
   release_work();
   if (keep) {
     // A shell that ended is dropped, unless it never could start: that one

@@ -1,5 +1,7 @@
 #include "tpush/fanout/worker_job.h"
 
+#include "tpush/util/string.h"
+
 namespace tpush::fanout {
 
 void WorkerJob::begin(Clock::time_point now) {
@@ -22,7 +24,7 @@ void WorkerJob::finish(Outcome outcome, std::string reason, int exit_status, std
   result_.exit_status = exit_status;
   result_.signal = std::move(signal);
   result_.reached = reached();
-  result_.seconds = started_ ? std::chrono::duration<double>(Clock::now() - start_).count() : 0;
+  result_.seconds = started_ ? std::chrono::duration<double>(now_() - start_).count() : 0;
 }
 
 bool WorkerJob::command_deadline_passed(Clock::time_point now, Clock::time_point since) const {
@@ -30,7 +32,7 @@ bool WorkerJob::command_deadline_passed(Clock::time_point now, Clock::time_point
 }
 
 std::string WorkerJob::timed_out_reason() const {
-  return "timed out after " + seconds_text(deadlines_.command.value_or(std::chrono::seconds{0}));
+  return "timed out after " + util::seconds_text(deadlines_.command.value_or(std::chrono::seconds{0}));
 }
 
 const char* outcome_name(Outcome o) {

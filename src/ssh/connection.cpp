@@ -105,7 +105,7 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
   }
   if (n > 0) {
     self->recv_budget_ -= static_cast<std::size_t>(n);
-    self->last_receive_ = Clock::now();
+    self->last_receive_ = self->settings_.now();
     if (!self->reached_ && self->transport_) self->transport_->answered();
     self->reached_ = true;  // through a transport, the first bytes say so
     // Without this, the kernel delays our ACKs and sshd's Nagle waits on them:
@@ -169,34 +169,33 @@ std::string Connection::last_error() const {
   return msg && len > 0 ? std::string(msg, static_cast<std::size_t>(len)) : "unknown error";
 }
 
-void Connection::advance() {
-  if (!last_tick_) last_tick_ = Clock::now();  // a stall before the first tick counts too
-  // Each step either moves to the next phase (and we go on) or returns after
-  // setting wait_ (EAGAIN) or failing.
-  for (;;) {
-    const Phase before = phase_;
+Session::Phase Connection::advance() {
+  if (!last_tick_) last_tick_ = settings_.now();  // a stall before the first tick counts too
+  // Each step says whether it moved on to the next phase (then we go on) or
+  // stopped: it waits (wait_ says on what) or has nothing to do yet.
+  for (bool moved = true; moved;) {
     switch (phase_) {
-      case Phase::resolve: resolve(); break;
-      case Phase::connect: finish_connect(); break;
-      case Phase::handshake: do_handshake(); break;
-      case Phase::host_key: check_host_key(); break;
-      case Phase::auth: do_auth(); break;
+      case Phase::resolve: moved = resolve(); break;
+      case Phase::connect: moved = finish_connect(); break;
+      case Phase::handshake: moved = do_handshake(); break;
+      case Phase::host_key: moved = check_host_key(); break;
+      case Phase::auth: moved = do_auth(); break;
       case Phase::ready:
-      case Phase::failed: return;
+      case Phase::failed: return phase_;
     }
-    if (phase_ == before) return;
   }
+  return phase_;
 }
 
 // An address literal is parsed here; a name goes to a NameLookup, and
 // advance() comes back when its fd is readable.
-void Connection::resolve() {
-  if (retry_at_) return;  // the next attempt waits for its time (tick)
+bool Connection::resolve() {
+  if (retry_at_) return false;  // the next attempt waits for its time (tick)
   if (endpoint_.via) return open_transport();
   int rc;
   std::unique_ptr<NameLookup> finished;  // its eventfd is closed after the socket exists
   if (lookup_) {
-    if (!lookup_->done()) return;
+    if (!lookup_->done()) return false;
     rc = lookup_->take(&addresses_);
     finished = std::move(lookup_);
   } else {
@@ -209,27 +208,30 @@ void Connection::resolve() {
     if (rc == EAI_NONAME) {  // not an address literal: ask the resolver, off the loop
       hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
       lookup_ = std::make_unique<NameLookup>(endpoint_.host, port, hints);
-      resolve();
-      return;
+      return resolve();
     }
   }
   if (rc != 0) {
     fail(std::string("cannot resolve host (") + gai_strerror(rc) + ")");
-    return;
+    return true;
   }
   next_address_ = addresses_;
-  start_connect();
+  return start_connect() != Attempt::retry_later;
 }
 
 // A jump host or a proxy command carries the session: its fd is ready at once,
 // and SSH starts on it (what we write waits until the far end is reached).
-void Connection::open_transport() {
+bool Connection::open_transport() {
   transport_ = endpoint_.via();
   const int fd = transport_->open();
-  if (fd < 0) return fail(transport_->failure());
+  if (fd < 0) {
+    fail(transport_->failure());
+    return true;
+  }
   fd_ = fd;
   ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   start_session();
+  return true;
 }
 
 // The event loop watches fds by number, and closing an fd drops its watch
@@ -237,7 +239,7 @@ void Connection::open_transport() {
 // the loop would take it for the old one and never watch it. So the fd being
 // replaced (a failed attempt's socket, or the name lookup's eventfd, which
 // resolve() keeps open until here) is closed only once the new one exists.
-void Connection::start_connect() {
+Connection::Attempt Connection::start_connect() {
   const int previous = std::exchange(fd_, -1);
   struct ClosePrevious {
     int fd;
@@ -264,13 +266,17 @@ void Connection::start_connect() {
     if (::connect(fd_, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
       phase_ = Phase::connect;
       connecting_to_ = ai;
-      return;
+      return Attempt::connecting;
     }
     connect_error_ = connect_error_text(errno, ai);
     close_socket();
   }
-  if (attempts_left_ > 0 && addresses_) return retry_connect_later();
+  if (attempts_left_ > 0 && addresses_) {
+    retry_connect_later();
+    return Attempt::retry_later;
+  }
   fail(connect_error_.empty() ? "connect failed" : connect_error_);
+  return Attempt::failed;
 }
 
 // ConnectionAttempts: every address failed; try them all again in a second
@@ -280,29 +286,31 @@ void Connection::retry_connect_later() {
   close_socket();
   next_address_ = nullptr;
   phase_ = Phase::resolve;
-  retry_at_ = Clock::now() + std::chrono::seconds(1);
+  retry_at_ = settings_.now() + std::chrono::seconds(1);
 }
 
 // SO_ERROR reads 0 while the connect is still under way: only a writable
 // socket has an answer (connected, or the error). advance() comes here right
 // after connect() too, so a SYN nobody answers waits here, in this phase.
-void Connection::finish_connect() {
+bool Connection::finish_connect() {
   pollfd p{fd_, POLLOUT, 0};
-  if (::poll(&p, 1, 0) == 0) return;  // not yet: the event loop waits for it
+  if (::poll(&p, 1, 0) == 0) return false;  // not yet: the event loop waits for it
   int err = 0;
   socklen_t len = sizeof err;
   if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  if (err == EINPROGRESS) return;  // spurious wake-up
+  if (err == EINPROGRESS) return false;  // spurious wake-up
   if (err != 0) {
     connect_error_ = connect_error_text(err, connecting_to_);
-    start_connect();  // the next address (this socket is closed once it exists), or fail
-    return;
+    // The next address (this socket is closed once it exists): the event
+    // loop waits for its connect. Or all of them again later, or fail.
+    return start_connect() != Attempt::connecting;
   }
   freeaddrinfo(addresses_);
   addresses_ = next_address_ = nullptr;
   connecting_to_ = nullptr;
   reached_ = true;
   start_session();
+  return true;
 }
 
 void Connection::start_session() {
@@ -325,23 +333,24 @@ void Connection::start_session() {
                            &endpoint_.pinned_host_key};
   const std::string hostkeys = host_key_prefs(host_keys().known_types(id));
   libssh2_session_method_pref(session_, LIBSSH2_METHOD_HOSTKEY, hostkeys.c_str());
-  last_receive_ = Clock::now();
+  last_receive_ = settings_.now();
   phase_ = Phase::handshake;
 }
 
-void Connection::do_handshake() {
+bool Connection::do_handshake() {
   const int rc = libssh2_session_handshake(session_, fd_);
   if (rc == LIBSSH2_ERROR_EAGAIN) {
     wait_ = blocked_direction(session_);
-    return;
+    return false;
   }
   if (rc != 0) {
     const bool closed = rc == LIBSSH2_ERROR_SOCKET_DISCONNECT || rc == LIBSSH2_ERROR_SOCKET_RECV;
     fail("protocol error (SSH handshake: " + last_error() +
                                    (closed ? "; the server closed the connection)" : ")"));
-    return;
+    return true;
   }
   phase_ = Phase::host_key;
+  return true;
 }
 
 HostKeyVerdict Connection::verify_host_key() {
@@ -356,19 +365,21 @@ HostKeyVerdict Connection::verify_host_key() {
   return host_keys().verify(id, key);
 }
 
-void Connection::check_host_key() {
+bool Connection::check_host_key() {
   auto verdict = verify_host_key();
   warning_ = std::move(verdict.warning);
   if (!verdict.accepted) {
     fail(verdict.reason);
-    return;
+    return true;
   }
   phase_ = Phase::auth;
+  return true;
 }
 
-void Connection::do_auth() {
-  if (try_agent() || try_keys()) return;  // authenticated, waiting, or failed
-  if (phase_ != Phase::auth) return;
+bool Connection::do_auth() {
+  // Settled for now: authenticated (moved on), or waiting for the server.
+  if (try_agent() || try_keys()) return phase_ == Phase::ready;
+  if (phase_ != Phase::auth) return true;
   std::string tried = identities_.describe(settings_.home);
   if (agent_keys_tried_ > 0)
     tried.replace(0, 5, "agent (" + std::to_string(agent_keys_tried_) + " key" +
@@ -377,6 +388,7 @@ void Connection::do_auth() {
   if (!last_auth_error_.empty() && last_auth_error_.find("Unable to") != std::string::npos)
     why = "; " + last_auth_error_;
   fail("auth failed for user '" + endpoint_.user + "' (tried: " + tried + why + ")");
+  return true;
 }
 
 // Returns true when the phase is settled for now (waiting, authenticated or
@@ -524,6 +536,7 @@ void Connection::park(util::ChildReaper* reaper) {
   sign_abstract_ = nullptr;
   ConnectionSettings idle;
   idle.home = settings_.home;
+  idle.now = settings_.now;
   settings_ = std::move(idle);
   last_tick_.reset();
   resumed_.reset();
@@ -570,6 +583,11 @@ void Connection::abandon() {
     addresses_ = next_address_ = nullptr;
     connecting_to_ = nullptr;
   }
+}
+
+std::unique_ptr<Session> open_session(Endpoint endpoint, const ConnectionSettings& settings) {
+  if (settings.make_session) return settings.make_session(std::move(endpoint), settings);
+  return std::make_unique<Connection>(std::move(endpoint), settings);
 }
 
 }  // namespace tpush::ssh

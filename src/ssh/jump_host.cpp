@@ -20,18 +20,14 @@ namespace {
 
 std::array<char, 64 * 1024> scratch;  // one read at a time, in the one event-loop thread
 
-std::string seconds_text(std::chrono::seconds s) { return std::to_string(s.count()) + "s"; }
-
 }  // namespace
 
 JumpHost::JumpHost(std::string name, Endpoint endpoint, const ConnectionSettings& settings,
                    std::chrono::seconds connect_timeout, JumpLane& lane)
     : name_(std::move(name)),
       lane_(lane),
-      alive_interval_(endpoint.alive_interval),
-      alive_count_(endpoint.alive_count),
+      watch_(connect_timeout, endpoint.alive_interval, endpoint.alive_count),
       connection_(std::move(endpoint), settings),
-      connect_timeout_(connect_timeout),
       epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
 
 JumpHost::~JumpHost() {
@@ -47,9 +43,10 @@ JumpHost::~JumpHost() {
 void JumpHost::start() {
   if (started_) return;
   started_ = true;
-  started_at_ = Clock::now();
+  const auto now = Clock::now();
+  watch_.start(now);
   spdlog::debug("jump host {}: connecting", name_);
-  drive(started_at_);
+  drive(now);
 }
 
 std::optional<Clock::duration> JumpHost::open_in_flight(Clock::time_point now) const {
@@ -64,9 +61,8 @@ void JumpHost::park(util::ChildReaper* reaper) {
 
 bool JumpHost::resume(Endpoint endpoint, const ConnectionSettings& settings) {
   parked_ = false;
-  alive_interval_ = endpoint.alive_interval;
-  alive_count_ = endpoint.alive_count;
-  resumed_at_ = Clock::now();
+  watch_ = SessionWatch(watch_.connect_timeout(), endpoint.alive_interval, endpoint.alive_count);
+  watch_.heard(Clock::now());
   if (connection_.resume(std::move(endpoint), settings)) return true;
   fail_all("jump host " + name_ + ": " + connection_.failure_reason());
   return false;
@@ -87,16 +83,14 @@ void JumpHost::tick(Clock::time_point now) {
   if (!parked_) connection_.note_tick(now);
   note_busy(now);
   if (!ready()) {
-    if (now - started_at_ - connection_.stalled() >= connect_timeout_)
-      return fail_all("jump host " + name_ + ": connect timed out after " + seconds_text(connect_timeout_) +
-                      " (" + connection_.phase_name() + ")");
+    if (const auto expired = watch_.connect_expired(now, connection_))
+      return fail_all("jump host " + name_ + ": " + *expired);
     connection_.tick(now);  // a connect attempt due again
     return drive(now);
   }
-  const auto silent =
-      std::chrono::duration_cast<std::chrono::seconds>(now - std::max(connection_.heard_from(), resumed_at_));
-  if (!parked_ && silent >= alive_interval_ * alive_count_)
-    return fail_all("jump host " + name_ + ": connection lost (no response for " + seconds_text(silent) + ")");
+  if (!parked_)
+    if (const auto silent = watch_.silence_expired(now, connection_))
+      return fail_all("jump host " + name_ + ": connection lost (" + *silent + ")");
   if (!pending_) connection_.tick(now);  // keepalive, never over a half-sent packet
   drive(now);
   if (!parked_) lane_.balance(now);
@@ -122,8 +116,7 @@ void JumpHost::drive(Clock::time_point now) {
   connection_.new_turn();
   if (!ready()) {
     const bool logging_in = connection_.phase() == Connection::Phase::auth;
-    connection_.advance();
-    if (connection_.phase() == Connection::Phase::failed) {
+    if (connection_.advance() == Connection::Phase::failed) {
       if (logging_in) login_refused_ = connection_.failure_reason();
       return fail_all("jump host " + name_ + ": " + connection_.failure_reason());
     }

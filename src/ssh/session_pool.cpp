@@ -42,7 +42,7 @@ bool SessionPool::holds(const std::string& key) const {
   return i < entries_.size() && !entries_[i].connection->peer_closed();
 }
 
-void SessionPool::give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell) {
+void SessionPool::give(const std::string& key, std::unique_ptr<Session> c, std::unique_ptr<KeptShell> shell) {
   c->park(&reaper_);
   entries_.push_back({key, std::move(c), std::move(shell), Clock::now()});
 }

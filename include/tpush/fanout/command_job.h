@@ -13,6 +13,10 @@
 // A command that the kept shell never answered runs again (on a new session
 // when the kept one died, else on an exec channel of the same session), behind
 // the claim that keeps it from running twice.
+//
+// Where the command is (waiting for a session, in the kept shell, on an exec
+// channel, timing out, ending) is a CommandState, moved on by one function
+// (fanout/command_state.h) as things happen.
 #pragma once
 
 #include <memory>
@@ -21,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "tpush/fanout/command_state.h"
 #include "tpush/fanout/output_sink.h"
 #include "tpush/fanout/session_job.h"
 #include "tpush/ssh/exec_channel.h"
@@ -39,6 +44,11 @@ class CommandJob final : public SessionJob {
   std::optional<std::uint64_t> input_offset() const override;
 
  private:
+  // Moves the command's state on (command_state.h).
+  void go(CommandEvent event);
+  // The kept shell carries the command (it was sent there and did not fall
+  // back to an exec channel).
+  bool via_shell() const { return state_ != CommandState::waiting && !channel_; }
   void start_work(LIBSSH2_SESSION* session) override;
   // A ^C or signal that the channel could not take when it was asked for goes
   // out from the next tick, not only at the next bytes from the worker (a
@@ -74,16 +84,16 @@ class CommandJob final : public SessionJob {
   bool stops_pending() const;
   // The command ended while a stop channel (its Ctrl-C's kill) was still
   // closing: on a session a persist master may keep, the job waits for it a
-  // moment, so the session is given back clean instead of dropped.
+  // moment (state ending), so the session is given back clean instead of dropped.
   bool waiting_for_stops();
 
   std::unique_ptr<ssh::ExecChannel> channel_;
   std::string command_;      // with the group-report prologue, for an exec channel
   std::string raw_command_;  // as given, for a kept shell
   ssh::ExecChannel::Settings channel_settings_;
-  bool want_shell_ = false;  // a kept shell may run this command
-  bool via_shell_ = false;   // the command was sent to the kept shell
-  bool shell_started_ = false;
+  CommandState state_ = CommandState::waiting;
+  bool want_shell_ = false;      // a kept shell may run this command
+  bool shell_started_ = false;   // this job started the session's kept shell, for later runs
   std::optional<std::pair<Outcome, std::string>> claimed_;  // run_behind_claim()'s
   std::vector<std::string> signals_sent_;  // to the group: what a status of 128 + N may mean
   OutputSink& out_;
@@ -91,7 +101,6 @@ class CommandJob final : public SessionJob {
   std::optional<ssh::GroupReport> group_;       // without a pty
   std::vector<std::string> queued_signals_;     // waiting for the group's tag
   std::vector<std::unique_ptr<ssh::ExecChannel>> stops_;  // `kill -s SIG -- -PGID` channels
-  bool timing_out_ = false;                     // -u passed: TERM sent, finishing
   std::optional<Clock::time_point> ended_before_stops_;  // waiting_for_stops() since
 };
 

@@ -1,23 +1,23 @@
 // The time limits every worker job keeps (--connect-timeout, -u, --alive-interval).
+// How a session is held to the connect deadline and to silence is
+// ssh/session_watch.h, which jump hosts share.
 #pragma once
 
 #include <chrono>
 #include <optional>
-#include <string>
+
+#include "tpush/ssh/session_watch.h"
 
 namespace tpush::fanout {
 
 struct Deadlines {
-  std::chrono::seconds connect{10};             // connect + handshake + auth
+  std::chrono::seconds connect{ssh::kDefaultConnectTimeout};  // connect + handshake + auth
   std::optional<std::chrono::seconds> command;  // from the start of the work to its end; none = no limit
   std::chrono::seconds alive_interval{5};       // keepalive period
   int alive_count = 3;                          // silent periods before "lost"
 
-  // How long a worker may send nothing before it is lost.
-  std::chrono::seconds silence_limit() const { return alive_interval * alive_count; }
+  // The watch a session of these deadlines is held to.
+  ssh::SessionWatch watch() const { return {connect, alive_interval, alive_count}; }
 };
-
-// "12s", for messages.
-inline std::string seconds_text(std::chrono::seconds s) { return std::to_string(s.count()) + "s"; }
 
 }  // namespace tpush::fanout

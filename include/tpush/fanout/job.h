@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "tpush/fanout/result.h"
@@ -12,6 +13,8 @@
 namespace tpush::fanout {
 
 using Clock = std::chrono::steady_clock;
+// The clock a run reads: Clock::now, or a test's own.
+using Now = std::function<Clock::time_point()>;
 
 class Job {
  public:

@@ -34,7 +34,7 @@ struct RunOutcome {
 class Scheduler final : public util::Reactor {
  public:
   using JobFactory = std::function<std::unique_ptr<Job>(std::size_t index)>;
-  using Now = std::function<Clock::time_point()>;
+  using Now = fanout::Now;
 
   // A second SIGINT within this window closes everything.
   static constexpr std::chrono::seconds second_interrupt_window{2};

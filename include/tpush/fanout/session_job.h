@@ -1,8 +1,11 @@
 // A job whose work needs an authenticated SSH session: the connection, its
-// deadline, keepalives and the "nothing received for 3 alive intervals" rule,
-// written once for every kind of work done on the session (a command, an SFTP
-// transfer). A subclass says how to start its work on the ready session, how
-// to drive it, and what it waits on.
+// deadline, keepalives and the "nothing received for 3 alive intervals" rule
+// (ssh/session_watch.h), a kept session taken and given back (persist), and
+// the restart on a fresh session when a kept one broke, written once for
+// every kind of work done on the session (a command, an SFTP transfer). A
+// subclass says how to start its work on the ready session, how to drive it,
+// and what it waits on. The session comes from ssh::open_session (a real
+// Connection, or a test's fake) and the time from the settings' clock.
 #pragma once
 
 #include <memory>
@@ -10,8 +13,9 @@
 #include <string>
 
 #include "tpush/fanout/worker_job.h"
-#include "tpush/ssh/connection.h"
 #include "tpush/ssh/kept_shell.h"
+#include "tpush/ssh/session.h"
+#include "tpush/ssh/session_watch.h"
 
 namespace tpush::fanout {
 
@@ -86,7 +90,7 @@ class SessionJob : public WorkerJob {
   bool reached() const final { return !connection_ || connection_->reached(); }
   void take_kept_session(const ssh::Endpoint& endpoint, const ssh::ConnectionSettings& settings);
 
-  std::unique_ptr<ssh::Connection> connection_;  // null once given back to the pool
+  std::unique_ptr<ssh::Session> connection_;  // null once given back to the pool
   std::unique_ptr<ssh::KeptShell> shell_;         // on connection_
   ssh::SessionPool* pool_ = nullptr;
   // With a pool: the key of this worker's sessions, and while the session is a
@@ -95,7 +99,8 @@ class SessionJob : public WorkerJob {
   std::optional<std::pair<ssh::Endpoint, ssh::ConnectionSettings>> fresh_;
   bool restarted_ = false;
   bool working_ = false;
-  Clock::time_point work_start_{}, alive_reference_{};
+  ssh::SessionWatch watch_;  // silence counts from the work's start, or output resumed
+  Clock::time_point work_start_{};
   std::optional<Clock::time_point> stopping_since_;  // before_timeout() asked for time
 };
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "tpush/fanout/deadlines.h"
 #include "tpush/fanout/job.h"
@@ -20,7 +21,12 @@ class WorkerJob : public Job {
   WorkerResult result() const final { return result_; }
 
  protected:
-  WorkerJob(std::size_t index, Deadlines deadlines) : index_(index), deadlines_(deadlines) {}
+  // `now`: the run's clock, read wherever the job needs the time between the
+  // scheduler's calls (which hand it the time).
+  WorkerJob(std::size_t index, Deadlines deadlines, Now now = Clock::now)
+      : index_(index), deadlines_(deadlines), now_(std::move(now)) {}
+
+  Clock::time_point now() const { return now_(); }
 
   // The first advance(): the job's clock starts.
   void begin(Clock::time_point now);
@@ -44,6 +50,7 @@ class WorkerJob : public Job {
   const Deadlines deadlines_;
 
  private:
+  Now now_;
   bool started_ = false;
   bool finished_ = false;
   Clock::time_point start_{};

@@ -17,12 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/credentials.h"
-#include "tpush/ssh/host_key_policy.h"
-#include "tpush/ssh/transport.h"
-#include "tpush/util/wait.h"
+#include "tpush/ssh/session.h"
 
-typedef struct _LIBSSH2_SESSION LIBSSH2_SESSION;
 typedef struct _LIBSSH2_AGENT LIBSSH2_AGENT;
 struct libssh2_agent_publickey;
 
@@ -33,86 +29,42 @@ class ChildReaper;
 namespace tpush::ssh {
 
 class NameLookup;
-class SessionPool;
 
-using Clock = std::chrono::steady_clock;
-
-// Where and how to reach one worker (or jump host), settled before the run
-// from tpush's flags, the host list, ssh_config and tpush's defaults.
-struct Endpoint {
-  std::string host;
-  uint16_t port = 22;
-  std::string user;
-  std::vector<std::string> host_key_aliases;
-  std::optional<std::string> pinned_host_key;
-  // Set when the worker is reached through a jump host or a proxy command
-  // instead of a TCP connection of our own.
-  TransportFactory via;
-  // What `via` is, for keeping the session between runs (session_pool.h):
-  // "proxy command LINE"; empty for a jump host's channel, which belongs to
-  // the run that opened it.
-  std::string route;
-  // What to authenticate with; nullopt: everything the settings' credentials hold.
-  std::optional<Identities> identities;
-  HostKeyPolicy* host_keys = nullptr;  // null: the settings' policy
-  int address_family = AF_UNSPEC;      // AddressFamily
-  int connection_attempts = 1;         // TCP connects tried, 1 s apart (ConnectionAttempts)
-  std::chrono::seconds alive_interval{5};
-  int alive_count = 3;
-};
-
-struct ConnectionSettings {
-  const Credentials* credentials = nullptr;
-  HostKeyPolicy* host_keys = nullptr;
-  util::ChildReaper* reaper = nullptr;  // takes proxy commands of connections that end
-  std::filesystem::path home;          // for shortening key paths in messages
-  // Where a persist master keeps ready sessions between runs (null: no master).
-  SessionPool* pool = nullptr;
-};
-
-class Connection {
+class Connection final : public Session {
  public:
-  enum class Phase { resolve, connect, handshake, host_key, auth, ready, failed };
-
   Connection(Endpoint endpoint, const ConnectionSettings& settings);
-  ~Connection();
+  ~Connection() override;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  void advance();
-  Phase phase() const { return phase_; }
-  // True once the TCP connection was established, or bytes arrived through
-  // the transport (later failures are not about the address).
-  bool reached() const { return reached_; }
-  // Why the way to the worker (jump host, proxy command) failed, if it did:
-  // the cause of a connection lost mid-run. Empty without a transport.
-  std::string path_failure() const { return transport_ ? transport_->failure() : std::string(); }
-  const char* phase_name() const;
-  // The socket, or while a host name is being looked up, the lookup's eventfd.
-  int fd() const;
-  util::Wait wait() const;
+  Phase advance() override;
+  Phase phase() const override { return phase_; }
+  bool reached() const override { return reached_; }
+  std::string path_failure() const override { return transport_ ? transport_->failure() : std::string(); }
+  const char* phase_name() const override;
+  int fd() const override;
+  util::Wait wait() const override;
 
-  LIBSSH2_SESSION* session() const { return session_; }
-  const std::string& failure_reason() const { return failure_reason_; }
-  const std::string& warning() const { return warning_; }
+  LIBSSH2_SESSION* session() const override { return session_; }
+  const std::string& failure_reason() const override { return failure_reason_; }
+  const std::string& warning() const override { return warning_; }
 
   // Time in which tpush itself did not run (stopped with Ctrl-Z, a suspended
   // laptop, a starved machine: a gap of a second or more between ticks) is not
   // the peer's: what it sent meanwhile waits in our socket, unread. The layer
   // above calls this first on every tick; heard_from() and stalled() follow.
-  void note_tick(Clock::time_point now);
+  void note_tick(Clock::time_point now) override;
   // When the peer was last heard from, for the "no response for N s" rules:
   // after a stall, no earlier than its end.
-  Clock::time_point heard_from() const { return resumed_ ? std::max(last_receive_, *resumed_) : last_receive_; }
-  // The stalls' total, which the connect deadline does not count.
-  Clock::duration stalled() const { return stalled_; }
-  // Time the way there waited for its turn in tpush's own queue (transport.h),
-  // which the connect deadline does not count either; waiting_turn(): now.
-  Clock::duration waited() const { return transport_ ? transport_->waited() : Clock::duration{}; }
-  bool waiting_turn() const { return transport_ && transport_->waiting_turn(); }
+  Clock::time_point heard_from() const override {
+    return resumed_ ? std::max(last_receive_, *resumed_) : last_receive_;
+  }
+  Clock::duration stalled() const override { return stalled_; }
+  Clock::duration waited() const override { return transport_ ? transport_->waited() : Clock::duration{}; }
+  bool waiting_turn() const override { return transport_ && transport_->waiting_turn(); }
   // Caps what one turn of the event loop may read from this socket; the
   // layer above resets it before each turn.
-  void new_turn() {
+  void new_turn() override {
     recv_budget_ = turn_bytes;
     recv_calls_left_ = turn_calls;
     recv_dry_ = false;
@@ -124,24 +76,18 @@ class Connection {
   // pages of the session libssh2 never wrote back (see session_memory.h), so
   // a thousand long-running commands cost ~25 KB each, not 80 KB. Short
   // sessions skip that: re-touching those pages costs page faults.
-  void tick(Clock::time_point now);
+  void tick(Clock::time_point now) override;
   static constexpr std::chrono::seconds trim_after{2};
-  // Ends the session without waiting on the peer: a best-effort disconnect
-  // message, then the socket is shut down and everything freed. Never blocks.
-  void abandon();
+  // A best-effort disconnect message, then the socket is shut down and
+  // everything freed. Never blocks.
+  void abandon() override;
 
-  // A ready session kept between runs (session_pool.h) goes idle: it forgets
-  // the run that opened it (its keys, host-key policy); its proxy command,
-  // if any, goes to `reaper` when it closes.
-  void park(util::ChildReaper* reaper);
-  // A kept session taken up by a new run for `endpoint` (same user, host and
-  // port): the run's settings apply from now on, and the host key is checked
-  // again under the run's policy. False when that refuses it (say why with
-  // failure_reason()); the caller then connects afresh.
-  bool resume(Endpoint endpoint, const ConnectionSettings& settings);
-  // True when the peer has closed or reset the connection (checked without
-  // reading: an idle kept session is not read until it is used).
-  bool peer_closed() const;
+  // Forgets the run's keys and host-key policy.
+  void park(util::ChildReaper* reaper) override;
+  // Same user, host and port: the run's settings apply from now on.
+  bool resume(Endpoint endpoint, const ConnectionSettings& settings) override;
+  // An idle kept session is not read until it is used.
+  bool peer_closed() const override;
   const Endpoint& endpoint() const { return endpoint_; }
 
   // Marks the connection failed with `reason` (used by the layer above for its own errors).
@@ -152,14 +98,19 @@ class Connection {
   static long recv_callback(int fd, void* buf, std::size_t len, int flags, void** abstract);
 
  private:
-  void resolve();
-  void open_transport();
-  void start_connect();
-  void finish_connect();
+  // The steps of advance(): each returns true when it moved the connection
+  // on to another phase (failed included), so advance() takes the next step
+  // at once; false when it waits (wait_ says on what) or has nothing to do.
+  bool resolve();
+  bool open_transport();
+  // What start_connect() did.
+  enum class Attempt { connecting, retry_later, failed };
+  Attempt start_connect();
+  bool finish_connect();
   void start_session();
-  void do_handshake();
-  void check_host_key();
-  void do_auth();
+  bool do_handshake();
+  bool check_host_key();
+  bool do_auth();
   bool try_agent();
   bool try_keys();
   bool listed(const libssh2_agent_publickey& agent_key) const;  // among identities_.keys
@@ -183,7 +134,7 @@ class Connection {
   bool reached_ = false;
 
   LIBSSH2_SESSION* session_ = nullptr;
-  Clock::time_point last_receive_ = Clock::now();
+  Clock::time_point last_receive_ = settings_.now();
   std::optional<Clock::time_point> last_tick_, resumed_;  // see note_tick()
   Clock::duration stalled_{};
   std::size_t recv_budget_ = turn_bytes;

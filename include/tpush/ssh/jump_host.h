@@ -29,6 +29,7 @@
 
 #include "tpush/ssh/connection.h"
 #include "tpush/ssh/jump_tunnel.h"
+#include "tpush/ssh/session_watch.h"
 #include "tpush/util/pollable.h"
 
 namespace tpush::ssh {
@@ -117,17 +118,13 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
 
   std::string name_;
   JumpLane& lane_;
-  std::chrono::seconds alive_interval_;
-  int alive_count_;
+  SessionWatch watch_;  // its connect deadline and silence, as a worker's (silence counts from a resume)
   Connection connection_;
-  std::chrono::seconds connect_timeout_;
   int epoll_fd_ = -1;
   int watched_connection_fd_ = -1;
   unsigned watched_connection_events_ = 0;
   bool started_ = false;
   bool parked_ = false;
-  Clock::time_point started_at_{};
-  Clock::time_point resumed_at_{};  // silence counts from here
   std::string failure_, login_refused_;
   std::vector<std::shared_ptr<JumpTunnel>> tunnels_;
   std::shared_ptr<JumpTunnel> opening_;  // its channel open is in flight

@@ -44,7 +44,7 @@ class JumpLane final : public std::enable_shared_from_this<JumpLane> {
   struct Gateway {
     std::string name;   // "alice@bastion:22", for messages
     Endpoint endpoint;  // where and as whom; `via` may reach it (a jump host, an IAP tunnel)
-    std::chrono::seconds connect_timeout{10};
+    std::chrono::seconds connect_timeout{kDefaultConnectTimeout};
   };
   struct Session {
     std::size_t gateway;  // to which of the gateways
@@ -139,7 +139,7 @@ class JumpPool {
   struct Hop {
     std::string name;   // "alice@bastion:22", for messages
     Endpoint endpoint;  // where and as whom; for the first hop `via` may reach it (nested ProxyJump)
-    std::chrono::seconds connect_timeout{10};
+    std::chrono::seconds connect_timeout{kDefaultConnectTimeout};
   };
 
   // `settings` is read when a jump host is made (during the run), so it may be

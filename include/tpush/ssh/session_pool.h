@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/connection.h"
 #include "tpush/ssh/jump_pool.h"
 #include "tpush/ssh/kept_shell.h"
+#include "tpush/ssh/session.h"
 #include "tpush/util/child_reaper.h"
 
 namespace tpush::ssh {
@@ -34,7 +34,7 @@ class SessionPool {
   JumpPool& jumps() { return jumps_; }
 
   struct Kept {
-    std::unique_ptr<Connection> connection;
+    std::unique_ptr<Session> connection;
     std::unique_ptr<KeptShell> shell;  // the session's kept shell, if it has one
   };
   // A kept session for `key` whose peer has not hung up (connection null if
@@ -44,7 +44,7 @@ class SessionPool {
   bool holds(const std::string& key) const;
   // Keeps a ready session with no channel open but its kept shell's, which
   // is between commands (or still starting, its channel open).
-  void give(const std::string& key, std::unique_ptr<Connection> c, std::unique_ptr<KeptShell> shell);
+  void give(const std::string& key, std::unique_ptr<Session> c, std::unique_ptr<KeptShell> shell);
 
   // Idle upkeep, about every second between runs: keepalives go out, so
   // firewalls and sshd's ClientAliveInterval see traffic (jump hosts relay
@@ -65,7 +65,7 @@ class SessionPool {
  private:
   struct Entry {
     std::string key;
-    std::unique_ptr<Connection> connection;
+    std::unique_ptr<Session> connection;
     std::unique_ptr<KeptShell> shell;
     Clock::time_point idle_since;
   };

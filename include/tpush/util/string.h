@@ -35,6 +35,9 @@ bool iequals(std::string_view a, std::string_view b);
 // and "off" are zero. Nullopt when it is not one, or over a year.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
+// "12s": whole seconds as messages write them.
+inline std::string seconds_text(std::chrono::seconds s) { return std::to_string(s.count()) + "s"; }
+
 // Levenshtein distance, for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
