@@ -15,7 +15,7 @@
 #include "tpush/inventory/inventory.h"
 #include "tpush/inventory/node_set.h"
 #include "tpush/output/exit_codes.h"
-#include "tpush/ssh/session_pool.h"
+#include "tpush/ssh/kept_sessions.h"
 #include "tpush/util/child_process.h"
 #include "tpush/util/error.h"
 #include "tpush/util/line_editor.h"
@@ -87,7 +87,7 @@ class Prompt {
   std::vector<std::string> not_ok_;  // the last line's workers that did not succeed
   int last_code_ = exit_code::ok;
   bool ended_ = false;  // a hang-up or TERM came while a line or a local command ran
-  ssh::SessionPool pool_;
+  ssh::KeptSessions pool_;
   util::LineEditor editor_;
 };
 

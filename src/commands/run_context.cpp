@@ -15,7 +15,7 @@
 #include "tpush/output/exit_codes.h"
 #include "tpush/output/summary.h"
 #include "tpush/ssh/proxy_command.h"
-#include "tpush/ssh/session_pool.h"
+#include "tpush/ssh/kept_sessions.h"
 #include "tpush/util/terminal.h"
 #include "tpush/util/error.h"
 #include "tpush/util/environment.h"
@@ -92,7 +92,7 @@ bool every_session_kept(const Options& o, const std::vector<Reach>& reaches) {
     ssh::Endpoint e = address_of(r);
     if (!r.iap_slice.empty()) e.route = iap_route(r.iap_slice);
     else if (r.via == Reach::Via::command) e.route = proxy_route(proxy_command_of(r));
-    if (!o.run_host->pool->holds(ssh::SessionPool::key_of(e))) return false;
+    if (!o.run_host->pool->holds(ssh::KeptSessions::key_of(e))) return false;
   }
   return true;
 }

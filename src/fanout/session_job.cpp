@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tpush/ssh/session_pool.h"
+#include "tpush/ssh/kept_sessions.h"
 #include "tpush/ssh/session_wait.h"
 
 namespace tpush::fanout {
@@ -21,7 +21,7 @@ SessionJob::SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
 }
 
 void SessionJob::take_kept_session(const ssh::Endpoint& endpoint, const ssh::ConnectionSettings& settings) {
-  pool_key_ = ssh::SessionPool::key_of(endpoint);
+  pool_key_ = ssh::KeptSessions::key_of(endpoint);
   if (pool_key_.empty()) return;
   auto kept = pool_->take(pool_key_);
   if (!kept.connection) return;

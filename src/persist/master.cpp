@@ -20,7 +20,7 @@
 
 #include "tpush/output/exit_codes.h"
 #include "tpush/persist/messages.h"
-#include "tpush/ssh/session_pool.h"
+#include "tpush/ssh/kept_sessions.h"
 #include "tpush/util/signals.h"
 #include "tpush/util/terminal.h"
 
@@ -145,7 +145,7 @@ class Master {
   util::SignalScope signals_;
   int lock_fd_ = -1, listen_fd_ = -1;
   ino_t socket_inode_ = 0;
-  ssh::SessionPool pool_;
+  ssh::KeptSessions pool_;
   bool done_ = false;
 };
 

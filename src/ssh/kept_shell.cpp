@@ -182,7 +182,7 @@ void KeptShell::take(int stream, std::string_view bytes, const ExecChannel::Sink
       return;
     case State::running: {
       answered_ = true;
-      ShellMarker& marker = stream == 1 ? *out_marker_ : *err_marker_;
+      KeptShellMarker& marker = stream == 1 ? *out_marker_ : *err_marker_;
       if (marker.word()) {  // the other stream's marker is still to come
         marker.feed(bytes);  // kept in its rest: output of a process left behind
         return;

@@ -10,7 +10,7 @@
 
 #include "test_session_support.h"
 #include "tpush/fanout/session_job.h"
-#include "tpush/ssh/session_pool.h"
+#include "tpush/ssh/kept_sessions.h"
 
 namespace {
 
@@ -228,7 +228,7 @@ TEST_CASE("session job: the run's clock, not the wall clock, times the result") 
 
 TEST_CASE("session job: with a persist master, a session whose work ended cleanly is kept for the next run") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   f.settings.pool = &pool;
   auto job = f.working_job();
   job->done = true;
@@ -241,7 +241,7 @@ TEST_CASE("session job: with a persist master, a session whose work ended cleanl
 
 TEST_CASE("session job: a session whose work did not end cleanly is closed, not kept") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   f.settings.pool = &pool;
   auto job = f.working_job();
   job->clean = false;
@@ -262,7 +262,7 @@ TEST_CASE("session job: without a persist master the session is closed when the 
 
 TEST_CASE("session job: the next run on the worker takes the kept session, its host key checked again, instead of logging in") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   f.settings.pool = &pool;
   auto first = f.working_job();
   first->done = true;
@@ -279,7 +279,7 @@ TEST_CASE("session job: the next run on the worker takes the kept session, its h
 
 TEST_CASE("session job: a kept session whose host key is no longer accepted is not used: the worker is connected to afresh") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   f.settings.pool = &pool;
   auto first = f.working_job();
   first->done = true;
@@ -293,7 +293,7 @@ TEST_CASE("session job: a kept session whose host key is no longer accepted is n
 
 TEST_CASE("session job: a kept session the worker closed meanwhile is not taken") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   f.settings.pool = &pool;
   auto first = f.working_job();
   first->done = true;
@@ -307,7 +307,7 @@ TEST_CASE("session job: a kept session the worker closed meanwhile is not taken"
 
 TEST_CASE("session job: a kept session for another worker or user is not taken") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   f.settings.pool = &pool;
   auto first = f.working_job("w1");
   first->done = true;
@@ -324,7 +324,7 @@ TEST_CASE("session job: a kept session for another worker or user is not taken")
 namespace {
 
 // A job working on a session a persist master kept from an earlier run.
-std::unique_ptr<ScriptedWorkJob> job_on_kept_session(Fixture& f, tpush::ssh::SessionPool& pool) {
+std::unique_ptr<ScriptedWorkJob> job_on_kept_session(Fixture& f, tpush::ssh::KeptSessions& pool) {
   f.settings.pool = &pool;
   auto first = f.working_job();
   first->done = true;
@@ -341,7 +341,7 @@ std::unique_ptr<ScriptedWorkJob> job_on_kept_session(Fixture& f, tpush::ssh::Ses
 
 TEST_CASE("session job: work that a kept session left silent before it asked the worker anything runs again on a fresh session") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   auto job = job_on_kept_session(f, pool);
   job->may_start_again = true;
   f.sessions.next.heard = f.clock.to(15);
@@ -356,7 +356,7 @@ TEST_CASE("session job: work that a kept session left silent before it asked the
 
 TEST_CASE("session job: work on a kept session that failed before it asked the worker anything runs again on a fresh session") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   auto job = job_on_kept_session(f, pool);
   job->may_start_again = true;
   job->fails = true;
@@ -371,7 +371,7 @@ TEST_CASE("session job: work on a kept session that failed before it asked the w
 
 TEST_CASE("session job: a kept session that went silent after the work asked the worker something is reported lost, not run again") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   auto job = job_on_kept_session(f, pool);
   job->may_start_again = false;
   job->tick(f.clock.to(15));
@@ -382,7 +382,7 @@ TEST_CASE("session job: a kept session that went silent after the work asked the
 
 TEST_CASE("session job: a new session (not a kept one) that goes silent is reported lost, not restarted") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   f.settings.pool = &pool;
   auto job = f.working_job();
   job->may_start_again = true;
@@ -393,7 +393,7 @@ TEST_CASE("session job: a new session (not a kept one) that goes silent is repor
 
 TEST_CASE("session job: the work starts again on a fresh session at most once") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   auto job = job_on_kept_session(f, pool);
   job->may_start_again = true;
   f.sessions.next.heard = f.clock.to(15);
@@ -407,7 +407,7 @@ TEST_CASE("session job: the work starts again on a fresh session at most once") 
 
 TEST_CASE("session job: a fresh session after a kept one broke has a connect deadline of its own") {
   Fixture f;
-  tpush::ssh::SessionPool pool;
+  tpush::ssh::KeptSessions pool;
   auto job = job_on_kept_session(f, pool);
   job->may_start_again = true;
   f.sessions.next.on_advance = Phase::handshake;  // the fresh one takes its time

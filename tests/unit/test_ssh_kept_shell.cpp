@@ -8,7 +8,7 @@
 #include "test_support.h"
 #include "tpush/ssh/kept_shell.h"
 #include "tpush/ssh/remote_group.h"
-#include "tpush/ssh/shell_marker.h"
+#include "tpush/ssh/kept_shell_marker.h"
 #include "tpush/util/shell_quote.h"
 
 namespace {
@@ -50,7 +50,7 @@ tpush::test::ShellRun feed(const tpush::test::TempDir& dir, const char* shell, c
 
 // The output before the marker with `tag`, and the marker's word.
 std::pair<std::string, std::string> until_marker(std::string& stream, const std::string& tag) {
-  tpush::ssh::ShellMarker m(tag);
+  tpush::ssh::KeptShellMarker m(tag);
   std::string before = m.feed(stream);
   REQUIRE(m.word());
   stream = m.take_rest();

@@ -1,6 +1,6 @@
 // `tpush -t mytpu` with no command, at a terminal: a prompt naming the
 // workers (`mytpu[64]> `). Each line runs on them as a normal run would, over
-// sessions kept open between lines (an in-process ssh::SessionPool, as a
+// sessions kept open between lines (an in-process ssh::KeptSessions, as a
 // persist master keeps them), so a line costs one round trip, not a login;
 // then a one-line summary. The prompt's own commands (prompt_line.h) change
 // who runs the next line and how its output is shown.

@@ -11,13 +11,13 @@
 #include "tpush/util/pollable.h"
 
 namespace tpush::ssh {
-class SessionPool;
+class KeptSessions;
 }
 
 namespace tpush::fanout {
 
 struct RunHost {
-  ssh::SessionPool* pool = nullptr;
+  ssh::KeptSessions* pool = nullptr;
   std::vector<util::Pollable*> services;
   pid_t client = 0;  // the tpush the user started, whose run this is
   int terminal = -1; // that tpush's terminal (passphrases, --live); -1: /dev/tty

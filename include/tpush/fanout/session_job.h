@@ -92,7 +92,7 @@ class SessionJob : public WorkerJob {
 
   std::unique_ptr<ssh::Session> connection_;  // null once given back to the pool
   std::unique_ptr<ssh::KeptShell> shell_;         // on connection_
-  ssh::SessionPool* pool_ = nullptr;
+  ssh::KeptSessions* pool_ = nullptr;
   // With a pool: the key of this worker's sessions, and while the session is a
   // kept one, what a fresh connection needs.
   std::string pool_key_;

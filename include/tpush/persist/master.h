@@ -1,5 +1,5 @@
 // The persist master: a background tpush that keeps one user's sessions to
-// one set of workers (ssh/session_pool.h) and runs later invocations itself,
+// one set of workers (ssh/kept_sessions.h) and runs later invocations itself,
 // on those sessions, with the client's stdin, stdout, stderr, working
 // directory, umask and environment (passed over its socket), so a run through
 // it behaves as a direct run does. One run at a time: a client that comes

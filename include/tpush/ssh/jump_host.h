@@ -15,7 +15,7 @@
 // opener is free.
 //
 // A persist master keeps jump hosts between runs with the worker sessions
-// they carry (session_pool.h); the lane that holds a jump host lives while
+// they carry (kept_sessions.h); the lane that holds a jump host lives while
 // its pool or any of its tunnels' transports holds it, so a kept worker
 // session never outlives the relay under it.
 #pragma once

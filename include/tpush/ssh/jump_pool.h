@@ -17,7 +17,7 @@
 // is left, each worker goes its own way (its own IAP tunnel), a few programs
 // starting at once. Each is said once, not per worker.
 //
-// A run's own pool ends with it. A persist master's pool (in its SessionPool)
+// A run's own pool ends with it. A persist master's pool (in its KeptSessions)
 // outlives runs: each run lends it its settings while it lasts; the hosts it
 // already has are checked against the run's known_hosts when a worker's route
 // through them is made, and between runs they are parked.

@@ -13,7 +13,7 @@
 // exclusively in the guardian's directory), runs it in a subshell with
 // /dev/null as stdin, stdout and stderr being the channel's, registers its
 // group with the connection's hang-up guardian, and after it writes a marker
-// line (ssh/shell_marker.h) on both streams: the exit status, "+" when
+// line (ssh/kept_shell_marker.h) on both streams: the exit status, "+" when
 // processes the command started in its group still run (the shell then
 // leaves, and the channel ends when they close its output, as an exec channel
 // would), or "stale" when a file bash or sshd read at login changed since the
@@ -38,7 +38,7 @@
 #include <utility>
 
 #include "tpush/ssh/exec_channel.h"
-#include "tpush/ssh/shell_marker.h"
+#include "tpush/ssh/kept_shell_marker.h"
 
 namespace tpush::ssh {
 
@@ -135,8 +135,8 @@ class KeptShell {
   ExecChannel channel_;
   State state_ = State::starting;
   bool was_ready_ = false;
-  ShellMarker hello_;
-  std::optional<ShellMarker> out_marker_, err_marker_;
+  KeptShellMarker hello_;
+  std::optional<KeptShellMarker> out_marker_, err_marker_;
   std::uint64_t sent_before_run_ = std::numeric_limits<std::uint64_t>::max();
   bool answered_ = false;
   std::string claims_;  // the directory of the claims, as the shell said when ready

@@ -29,7 +29,7 @@ class ChildReaper;
 
 namespace tpush::ssh {
 
-class SessionPool;
+class KeptSessions;
 class Session;
 struct ConnectionSettings;
 
@@ -48,7 +48,7 @@ struct Endpoint {
   // Set when the worker is reached through a jump host or a proxy command
   // instead of a TCP connection of our own.
   TransportFactory via;
-  // What `via` is, for keeping the session between runs (session_pool.h):
+  // What `via` is, for keeping the session between runs (kept_sessions.h):
   // "proxy command LINE"; empty for a jump host's channel, which belongs to
   // the run that opened it.
   std::string route;
@@ -70,7 +70,7 @@ struct ConnectionSettings {
   util::ChildReaper* reaper = nullptr;  // takes proxy commands of connections that end
   std::filesystem::path home;          // for shortening key paths in messages
   // Where a persist master keeps ready sessions between runs (null: no master).
-  SessionPool* pool = nullptr;
+  KeptSessions* pool = nullptr;
   // The run's clock: when bytes arrived, when a connect is tried again.
   Now now = Clock::now;
   // What open_session() makes; null: a real Connection (tests pass a fake).
@@ -123,7 +123,7 @@ class Session {
   // Ends the session without waiting on the peer. Never blocks.
   virtual void abandon() = 0;
 
-  // A ready session kept between runs (session_pool.h) goes idle: it forgets
+  // A ready session kept between runs (kept_sessions.h) goes idle: it forgets
   // the run that opened it; its proxy command, if any, goes to `reaper`.
   virtual void park(util::ChildReaper* reaper) = 0;
   // A kept session taken up by a new run for `endpoint`: the host key is

@@ -46,7 +46,7 @@ class Transport {
   // The worker is done with it: close the fd's far side, stop helpers. Never blocks.
   virtual void close() = 0;
   // The run that opened it ends, but a persist master keeps the session
-  // (session_pool.h): from now on `reaper` takes its helper when it closes.
+  // (kept_sessions.h): from now on `reaper` takes its helper when it closes.
   virtual void outlive_run(util::ChildReaper* /*reaper*/) {}
 };
 

@@ -1,11 +1,11 @@
-#include "tpush/ssh/shell_marker.h"
+#include "tpush/ssh/kept_shell_marker.h"
 
 #include <algorithm>
 
 namespace tpush::ssh {
-ShellMarker::ShellMarker(std::string tag, std::size_t max_word) : needle_(std::move(tag)), max_word_(max_word) {}
+KeptShellMarker::KeptShellMarker(std::string tag, std::size_t max_word) : needle_(std::move(tag)), max_word_(max_word) {}
 
-std::string ShellMarker::feed(std::string_view chunk) {
+std::string KeptShellMarker::feed(std::string_view chunk) {
   std::string out;
   if (word_) {
     rest_.append(chunk);
@@ -49,7 +49,7 @@ std::string ShellMarker::feed(std::string_view chunk) {
   }
 }
 
-std::string ShellMarker::flush() {
+std::string KeptShellMarker::flush() {
   std::string out = in_word_ && !word_ ? needle_ : std::string();
   in_word_ = false;
   return out + std::exchange(held_, {});

@@ -7,16 +7,16 @@
 #include <string_view>
 
 #include "test_support.h"
-#include "tpush/ssh/shell_marker.h"
+#include "tpush/ssh/kept_shell_marker.h"
 
 namespace {
 
-using tpush::ssh::ShellMarker;
+using tpush::ssh::KeptShellMarker;
 
 const std::string kTag = "tpush:end:0123456789abcdef:";
 
 // Feeds `input` in chunks of `size` bytes; what passes before the marker.
-std::string fed(std::string_view input, std::size_t size, ShellMarker& m) {
+std::string fed(std::string_view input, std::size_t size, KeptShellMarker& m) {
   return tpush::test::in_chunks(input, size, [&](std::string_view c) { return m.feed(c); });
 }
 
@@ -25,14 +25,14 @@ std::string fed(std::string_view input, std::size_t size, ShellMarker& m) {
 TEST_CASE("shell marker: output before the marker passes unchanged, whatever the chunking") {
   // The newline of a complete line is never held back for a marker that may follow.
   {
-    ShellMarker m(kTag);
+    KeptShellMarker m(kTag);
     CHECK(m.feed("started\n") == "started\n");
   }
   for (const std::string output : {"", "one line\n", "no newline at the end", "two\n\n", "\n"}) {
     for (std::size_t size : {1, 2, 5, 27, 4096}) {
       CAPTURE(output);
       CAPTURE(size);
-      ShellMarker m(kTag);
+      KeptShellMarker m(kTag);
       CHECK(fed(output + kTag + "17\n", size, m) == output);
       REQUIRE(m.word());
       CHECK(*m.word() == "17");
@@ -42,7 +42,7 @@ TEST_CASE("shell marker: output before the marker passes unchanged, whatever the
 }
 
 TEST_CASE("shell marker: what follows the marker line is kept apart") {
-  ShellMarker m(kTag);
+  KeptShellMarker m(kTag);
   CHECK(fed("out\n" + kTag + "0+\nlate line\n", 3, m) == "out\n");
   REQUIRE(m.word());
   CHECK(*m.word() == "0+");
@@ -57,14 +57,14 @@ TEST_CASE("shell marker: near misses are output, and nothing is lost at the end"
   const std::string long_word = kTag + std::string(40, '7') + "\n";
   for (std::size_t size : {1, 4, 64}) {
     CAPTURE(size);
-    ShellMarker m(kTag);
+    KeptShellMarker m(kTag);
     const std::string input = noise + near + long_word + "tail";
     const std::string out = fed(input, size, m);
     CHECK_FALSE(m.word());
     CHECK(out + m.flush() == input);
   }
   SUBCASE("a marker cut off by the end of the stream") {
-    ShellMarker m(kTag);
+    KeptShellMarker m(kTag);
     const std::string input = "x" + kTag + "1";
     const std::string out = fed(input, 2, m);
     CHECK(out + m.flush() == input);

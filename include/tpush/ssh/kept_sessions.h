@@ -19,10 +19,10 @@
 
 namespace tpush::ssh {
 
-class SessionPool {
+class KeptSessions {
  public:
-  SessionPool();
-  ~SessionPool();
+  KeptSessions();
+  ~KeptSessions();
 
   // Under which key a session to `e` is kept: who logs in where, and through
   // which proxy command or jump hosts. Empty when it cannot be kept (a way

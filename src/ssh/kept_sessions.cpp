@@ -1,19 +1,19 @@
-#include "tpush/ssh/session_pool.h"
+#include "tpush/ssh/kept_sessions.h"
 
 #include <algorithm>
 
 namespace tpush::ssh {
 
-SessionPool::SessionPool() : jumps_(idle_) { idle_.reaper = &reaper_; }
+KeptSessions::KeptSessions() : jumps_(idle_) { idle_.reaper = &reaper_; }
 
-SessionPool::~SessionPool() { clear(); }
+KeptSessions::~KeptSessions() { clear(); }
 
-void SessionPool::clear() {
+void KeptSessions::clear() {
   entries_.clear();
   jumps_.clear();
 }
 
-std::string SessionPool::key_of(const Endpoint& e) {
+std::string KeptSessions::key_of(const Endpoint& e) {
   if (e.via && e.route.empty()) return {};
   const bool v6 = e.host.find(':') != std::string::npos;
   std::string key = e.user + "@" + (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
@@ -22,13 +22,13 @@ std::string SessionPool::key_of(const Endpoint& e) {
 }
 
 // The most recently used first: the likeliest to be alive.
-std::size_t SessionPool::newest(const std::string& key) const {
+std::size_t KeptSessions::newest(const std::string& key) const {
   for (std::size_t i = entries_.size(); i-- > 0;)
     if (entries_[i].key == key) return i;
   return entries_.size();
 }
 
-SessionPool::Kept SessionPool::take(const std::string& key) {
+KeptSessions::Kept KeptSessions::take(const std::string& key) {
   const std::size_t i = newest(key);
   if (i == entries_.size()) return {};
   Kept kept{std::move(entries_[i].connection), std::move(entries_[i].shell)};
@@ -37,17 +37,17 @@ SessionPool::Kept SessionPool::take(const std::string& key) {
   return {};  // closed by the peer: the caller connects afresh
 }
 
-bool SessionPool::holds(const std::string& key) const {
+bool KeptSessions::holds(const std::string& key) const {
   const std::size_t i = newest(key);
   return i < entries_.size() && !entries_[i].connection->peer_closed();
 }
 
-void SessionPool::give(const std::string& key, std::unique_ptr<Session> c, std::unique_ptr<KeptShell> shell) {
+void KeptSessions::give(const std::string& key, std::unique_ptr<Session> c, std::unique_ptr<KeptShell> shell) {
   c->park(&reaper_);
   entries_.push_back({key, std::move(c), std::move(shell), Clock::now()});
 }
 
-void SessionPool::tick(Clock::time_point now) {
+void KeptSessions::tick(Clock::time_point now) {
   std::erase_if(entries_, [](const Entry& e) { return e.connection->peer_closed(); });
   reaper_.tick(now);
   for (auto& e : entries_) {
@@ -57,7 +57,7 @@ void SessionPool::tick(Clock::time_point now) {
   jumps_.tick(now);
 }
 
-std::vector<SessionPool::Held> SessionPool::held() const {
+std::vector<KeptSessions::Held> KeptSessions::held() const {
   std::vector<Held> out;
   out.reserve(entries_.size());
   for (const auto& e : entries_) out.push_back({e.key, e.idle_since});

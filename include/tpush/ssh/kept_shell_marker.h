@@ -13,10 +13,10 @@
 
 namespace tpush::ssh {
 
-class ShellMarker {
+class KeptShellMarker {
  public:
   // A word is at most `max_word` bytes: a longer line after the tag is output.
-  explicit ShellMarker(std::string tag, std::size_t max_word = 24);
+  explicit KeptShellMarker(std::string tag, std::size_t max_word = 24);
 
   // The bytes of `chunk` that come before the marker line. Bytes that could
   // still be the start of it are held back until they show what they are;
