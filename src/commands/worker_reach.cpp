@@ -17,27 +17,27 @@ constexpr int kDefaultAliveInterval = 5;
 constexpr int kDefaultAliveCount = 3;
 
 template <typename T, typename U>
-Sourced<T> from_config(const ssh::ConfigField<U>& field) {
+Sourced<T> from_config(const ssh_config::ConfigField<U>& field) {
   return {static_cast<T>(*field.value), field.origin.to_string()};
 }
 
-ssh::HostKeyMode host_key_mode(ssh::StrictHostKeyChecking s) {
+ssh::HostKeyMode host_key_mode(ssh_config::StrictHostKeyChecking s) {
   switch (s) {
-    case ssh::StrictHostKeyChecking::yes: return ssh::HostKeyMode::yes;
-    case ssh::StrictHostKeyChecking::no: return ssh::HostKeyMode::no;
+    case ssh_config::StrictHostKeyChecking::yes: return ssh::HostKeyMode::yes;
+    case ssh_config::StrictHostKeyChecking::no: return ssh::HostKeyMode::no;
     // `ask` cannot be asked of a whole pod at once: a new key is recorded, as
     // with accept-new; a changed key still fails.
-    case ssh::StrictHostKeyChecking::ask:
-    case ssh::StrictHostKeyChecking::accept_new: return ssh::HostKeyMode::accept_new;
+    case ssh_config::StrictHostKeyChecking::ask:
+    case ssh_config::StrictHostKeyChecking::accept_new: return ssh::HostKeyMode::accept_new;
   }
   return ssh::HostKeyMode::accept_new;
 }
 
-int address_family(ssh::AddressFamily f) {
+int address_family(ssh_config::AddressFamily f) {
   switch (f) {
-    case ssh::AddressFamily::inet: return AF_INET;
-    case ssh::AddressFamily::inet6: return AF_INET6;
-    case ssh::AddressFamily::any: return AF_UNSPEC;
+    case ssh_config::AddressFamily::inet: return AF_INET;
+    case ssh_config::AddressFamily::inet6: return AF_INET6;
+    case ssh_config::AddressFamily::any: return AF_UNSPEC;
   }
   return AF_UNSPEC;
 }
@@ -67,12 +67,12 @@ std::string Reach::via_text() const {
 
 ReachPlanner::ReachPlanner(const Options& o, fs::path home, std::string local_user)
     : options_(o), home_(std::move(home)), local_user_(std::move(local_user)) {
-  ssh::SshConfigSources sources;
+  ssh_config::SshConfigSources sources;
   sources.options = o.ssh_options;
-  sources.files = ssh::ssh_config_files(home_, o.ssh_config_file);
+  sources.files = ssh_config::ssh_config_files(home_, o.ssh_config_file);
   sources.home = home_;
   sources.local_user = local_user_;
-  config_ = ssh::SshConfig::load_or_throw(sources);
+  config_ = ssh_config::SshConfig::load_or_throw(sources);
   // What every host without settings of its own gets, made once: paths are
   // parsed into components when made, and the default keys are looked for on
   // disk (4 stats a host, 400,000 for a 100k range, before this).
@@ -90,7 +90,7 @@ Reach ReachPlanner::plan(const inventory::Worker& w) const {
 
 void ReachPlanner::plan(const inventory::Worker& w, ReachScratch& scratch) const {
   Reach& r = scratch.reach;
-  ssh::HostQuery q;
+  ssh_config::HostQuery q;
   q.host = w.target.host;
   // A user@ or :port written in the host list is that host's own and wins;
   // -l and -p are the defaults for hosts that name none (pdsh's and pssh's
@@ -129,9 +129,9 @@ void ReachPlanner::plan(const inventory::Worker& w, ReachScratch& scratch) const
   }
 }
 
-void ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int depth, Reach& r,
+void ReachPlanner::plan_host(const ssh_config::HostQuery& query, bool is_jump, int depth, Reach& r,
                              const void** copy_of) const {
-  // Hosts that ssh_config treats alike (ssh::SshConfig::sharing_key) are
+  // Hosts that ssh_config treats alike (ssh_config::SshConfig::sharing_key) are
   // reached alike but for the name, when none is set: planned once, then
   // copied, unless `r` is a copy of the same already (*copy_of says).
   std::optional<std::string> key = config_.sharing_key(query);
@@ -156,8 +156,8 @@ void ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dept
   }
 }
 
-Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, int depth) const {
-  const ssh::HostConfig c = config_.resolve(query);
+Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is_jump, int depth) const {
+  const ssh_config::HostConfig c = config_.resolve(query);
   if (!c.errors.empty())
     throw UsageError("ssh_config for host " + query.host + ": " + c.errors.front());
   Reach r;
@@ -193,8 +193,8 @@ Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, 
   // The way there: -J (the workers only), else ProxyJump / ProxyCommand, else
   // the config file's jump.
   const auto jump_through = [&](const std::string& jump, const std::string& from) {
-    ssh::ProxyJumpValue value;
-    if (const std::string err = ssh::parse_proxy_jump(jump, value); !err.empty())
+    ssh_config::ProxyJumpValue value;
+    if (const std::string err = ssh_config::parse_proxy_jump(jump, value); !err.empty())
       throw UsageError((from == "-J" ? "-J " : from + ": jump = ") + jump + ": " + err + " (write " +
                        (from == "-J" ? "-J " : "jump = ") + "[user@]host[:port][,...])");
     if (!value.none) {
@@ -206,12 +206,12 @@ Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, 
   if (!is_jump && !options_.jump.empty()) {
     jump_through(options_.jump, "-J");
   } else if (c.proxy.is_set()) {
-    const ssh::ProxySetting& p = *c.proxy.value;
+    const ssh_config::ProxySetting& p = *c.proxy.value;
     r.via_from = c.proxy.origin.to_string();
-    if (p.kind == ssh::ProxySetting::Kind::command) {
+    if (p.kind == ssh_config::ProxySetting::Kind::command) {
       r.via = Reach::Via::command;
       r.proxy_command = {p.command, r.via_from};
-    } else if (p.kind == ssh::ProxySetting::Kind::jump && !p.jump.none) {
+    } else if (p.kind == ssh_config::ProxySetting::Kind::jump && !p.jump.none) {
       r.via = Reach::Via::jump;
       r.jump = plan_jump(p.jump.hops, depth);
     }
@@ -262,13 +262,13 @@ Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, 
   return r;
 }
 
-std::vector<JumpHopReach> ReachPlanner::plan_jump(const std::vector<ssh::JumpHop>& hops, int depth) const {
+std::vector<JumpHopReach> ReachPlanner::plan_jump(const std::vector<ssh_config::JumpHop>& hops, int depth) const {
   if (depth >= kMaxJumpDepth)
     throw UsageError("ProxyJump goes through more than " + std::to_string(kMaxJumpDepth) +
                      " jump hosts (a loop in ssh_config? check the ProxyJump lines with ssh -G HOST)");
   std::vector<JumpHopReach> out;
   for (std::size_t i = 0; i < hops.size(); ++i) {
-    ssh::HostQuery q;
+    ssh_config::HostQuery q;
     q.host = hops[i].host;
     if (!hops[i].user.empty()) q.user = hops[i].user, q.user_from = "jump host";
     if (hops[i].port > 0) q.port = static_cast<std::uint16_t>(hops[i].port), q.port_from = "jump host";

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "test_support.h"
-#include "tpush/ssh/ssh_config.h"
+#include "tpush/ssh_config/config.h"
 #include "tpush/util/error.h"
 
 namespace fs = std::filesystem;
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 using tpush::test::TempDir;
 
 namespace {

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "tpush/ssh/ssh_config_values.h"
+#include "tpush/ssh_config/values.h"
 
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 
 namespace {
 // "" when the line is fine, else the message.

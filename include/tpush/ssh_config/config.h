@@ -51,10 +51,10 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/ssh_config_jump.h"
-#include "tpush/ssh/ssh_config_values.h"
+#include "tpush/ssh_config/jump.h"
+#include "tpush/ssh_config/values.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 // What kind of file a config file is; it decides how Include reads relative
 // paths and whether the file's owner and mode are checked.
@@ -214,4 +214,4 @@ class SshConfig {
   Local local_;
 };
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

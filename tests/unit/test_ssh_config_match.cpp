@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/ssh_config_match.h"
+#include "tpush/ssh_config/match.h"
 
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 using Patterns = std::vector<std::string>;
 using Type = MatchCriterion::Type;
 

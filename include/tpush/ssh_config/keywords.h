@@ -1,13 +1,13 @@
 // Every keyword OpenSSH 9.2 (as Debian 12 builds it) knows in ssh_config:
 // what it does in tpush and what kind of value it takes. A building block
-// of ssh_config.h.
+// of config.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 // What a keyword does in tpush.
 enum class ConfigKey : uint8_t {
@@ -91,4 +91,4 @@ std::string closest_keyword(std::string_view lowercase_name);
 // is close, and how IgnoreUnknown lets a newer ssh's keyword pass.
 std::string unknown_keyword_message(std::string_view lowercase_name);
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

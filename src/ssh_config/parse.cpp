@@ -1,4 +1,4 @@
-#include "tpush/ssh/ssh_config_parse.h"
+#include "tpush/ssh_config/parse.h"
 
 #include <fcntl.h>
 #include <glob.h>
@@ -11,12 +11,12 @@
 #include <cstring>
 #include <fstream>
 
-#include "tpush/ssh/pattern.h"
-#include "tpush/ssh/ssh_config_line.h"
-#include "tpush/ssh/ssh_config_tokens.h"
+#include "tpush/util/pattern.h"
+#include "tpush/ssh_config/line.h"
+#include "tpush/ssh_config/tokens.h"
 #include "tpush/util/string.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 namespace {
 
@@ -198,7 +198,7 @@ class Parser {
   // that applies to it may differ).
   bool unknown_may_be_ignored(const std::string& keyword) const {
     for (const std::string& list : ignore_unknown_seen_)
-      if (pattern_list_match(keyword, list, true) == PatternListMatch::positive) return true;
+      if (util::pattern_list_match(keyword, list, true) == util::PatternListMatch::positive) return true;
     return false;
   }
 
@@ -337,4 +337,4 @@ ParsedConfig parse_ssh_config(const SshConfigSources& sources) {
   return out;
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

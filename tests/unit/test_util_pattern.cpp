@@ -1,11 +1,11 @@
-// OpenSSH's match.c patterns, as ssh_config uses them.
+// OpenSSH's match.c patterns, as ssh_config and known_hosts use them.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "tpush/ssh/pattern.h"
+#include "tpush/util/pattern.h"
 
-using namespace tpush::ssh;
+using namespace tpush::util;
 
 TEST_CASE("pattern: * and ? match, everything else literally and case-sensitively") {
   CHECK(pattern_match("web-01", "web-??"));

@@ -1,10 +1,11 @@
-// OpenSSH's wildcard patterns and pattern lists (its match.c), as ssh_config
-// uses them for Host, Match and IgnoreUnknown.
+// OpenSSH's wildcard patterns and pattern lists (its match.c): ssh_config uses
+// them for Host, Match and IgnoreUnknown, known_hosts for its host patterns,
+// host lists for wildcards over the group `all`.
 #pragma once
 
 #include <string_view>
 
-namespace tpush::ssh {
+namespace tpush::util {
 
 // `*` matches any run of characters (also none), `?` exactly one; every
 // other character only itself, case-sensitively. The whole string must match.
@@ -24,4 +25,4 @@ PatternListMatch pattern_list_match(std::string_view text, std::string_view list
 // pattern_list_match().
 PatternListMatch hostname_list_match(std::string_view host, std::string_view list);
 
-}  // namespace tpush::ssh
+}  // namespace tpush::util

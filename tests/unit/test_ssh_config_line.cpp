@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/ssh_config_line.h"
+#include "tpush/ssh_config/line.h"
 
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 using Args = std::vector<std::string>;
 
 namespace {

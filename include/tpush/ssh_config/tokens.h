@@ -1,6 +1,6 @@
 // `%x` tokens, `${NAME}` and `~` in ssh_config values, expanded the way
 // OpenSSH 9.2 expands them (misc.c: percent_expand, dollar_expand,
-// tilde_expand). A building block of ssh_config.h; tpush may also use
+// tilde_expand). A building block of config.h; tpush may also use
 // expand_tokens() to re-expand a value written with other user or port.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 // The value of each token letter (%h, %p, ...) for one host.
 class TokenTable {
@@ -55,4 +55,4 @@ struct LocalHostNames {
 };
 LocalHostNames local_host_names();
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

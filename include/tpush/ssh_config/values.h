@@ -1,17 +1,17 @@
 // The values of ssh_config keywords: checked as OpenSSH 9.2 checks them when
 // it reads a line (in every block, applying or not), and converted for the
-// keywords tpush resolves. A building block of ssh_config.h.
+// keywords tpush resolves. A building block of config.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/ssh_config_jump.h"
-#include "tpush/ssh/ssh_config_keywords.h"
-#include "tpush/ssh/ssh_config_line.h"
+#include "tpush/ssh_config/jump.h"
+#include "tpush/ssh_config/keywords.h"
+#include "tpush/ssh_config/line.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 // StrictHostKeyChecking, numbered as OpenSSH numbers it.
 enum class StrictHostKeyChecking : uint8_t { no, accept_new, yes, ask };
@@ -36,4 +36,4 @@ std::string check_value(const KeywordInfo& keyword, const ConfigLine& line, Conf
 // such as 1h30m. -1 when invalid.
 int parse_config_time(std::string_view text);
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

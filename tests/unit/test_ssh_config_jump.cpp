@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <string>
 
-#include "tpush/ssh/ssh_config_jump.h"
+#include "tpush/ssh_config/jump.h"
 
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 
 TEST_CASE("ssh_config jump: ports are numbers 0..65535 or service names") {
   CHECK(parse_port("22") == 22);

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "tpush/ssh/ssh_config_tokens.h"
+#include "tpush/ssh_config/tokens.h"
 
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 
 namespace {
 TokenTable sample() {

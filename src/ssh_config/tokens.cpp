@@ -1,4 +1,4 @@
-#include "tpush/ssh/ssh_config_tokens.h"
+#include "tpush/ssh_config/tokens.h"
 
 #include <openssl/evp.h>
 #include <pwd.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 namespace {
 
@@ -152,4 +152,4 @@ LocalHostNames local_host_names() {
   return names;
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

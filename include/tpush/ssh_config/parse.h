@@ -1,17 +1,17 @@
 // Reading ssh_config once: the -o lines and every file, with each Include
 // expanded in place, become one list of directives that resolving a host
-// walks. A building block of ssh_config.h.
+// walks. A building block of config.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/ssh_config.h"
-#include "tpush/ssh/ssh_config_keywords.h"
-#include "tpush/ssh/ssh_config_values.h"
+#include "tpush/ssh_config/config.h"
+#include "tpush/ssh_config/keywords.h"
+#include "tpush/ssh_config/values.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 struct MatchCriterion {
   enum class Type : uint8_t { all, host, original_host, user, local_user };
@@ -54,4 +54,4 @@ ParsedConfig parse_ssh_config(const SshConfigSources& sources);
 // "~/.ssh/config" for a path under `home`, else the path.
 std::string display_path(const std::string& path, const std::string& home);
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

@@ -1,8 +1,8 @@
-#include "tpush/ssh/ssh_config_line.h"
+#include "tpush/ssh_config/line.h"
 
 #include "tpush/util/string.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 namespace {
 
@@ -109,4 +109,4 @@ std::string split_config_line(std::string_view line, ConfigLine& out) {
   return "";
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

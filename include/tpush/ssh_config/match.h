@@ -1,15 +1,15 @@
 // Whether a Host or Match line applies to a host, as OpenSSH 9.2 decides
 // (readconf.c: the Host case and match_cfg_line). A building block of
-// ssh_config.h.
+// config.h.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "tpush/ssh/ssh_config_parse.h"
+#include "tpush/ssh_config/parse.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 // A Host line: some pattern matches `host` (as written on the command line,
 // case-sensitive) and no `!pattern` does. No patterns: never.
@@ -26,4 +26,4 @@ struct MatchSubject {
 // Every criterion holds (a negated one must not).
 bool match_line_applies(const std::vector<MatchCriterion>& criteria, const MatchSubject& subject);
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

@@ -1,8 +1,8 @@
-#include "tpush/ssh/ssh_config_keywords.h"
+#include "tpush/ssh_config/keywords.h"
 
 #include "tpush/util/string.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 namespace {
 
@@ -174,4 +174,4 @@ std::string unknown_keyword_message(std::string_view lowercase_name) {
          "\" above this line";
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

@@ -1,9 +1,9 @@
 // The keyword table.
 #include <doctest/doctest.h>
 
-#include "tpush/ssh/ssh_config_keywords.h"
+#include "tpush/ssh_config/keywords.h"
 
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 
 TEST_CASE("ssh_config keywords: lookups ignore case") {
   const KeywordInfo* kw = find_keyword("hostname");

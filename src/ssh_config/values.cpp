@@ -1,4 +1,4 @@
-#include "tpush/ssh/ssh_config_values.h"
+#include "tpush/ssh_config/values.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <span>
 
-#include "tpush/ssh/ssh_config_tokens.h"
+#include "tpush/ssh_config/tokens.h"
 #include "tpush/util/string.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 namespace {
 
@@ -390,4 +390,4 @@ std::string check_value(const KeywordInfo& keyword, const ConfigLine& line, Conf
   return err.empty() ? "" : std::string(keyword.name) + ": " + err;
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

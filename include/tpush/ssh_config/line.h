@@ -1,6 +1,6 @@
 // One ssh_config line split into keyword and arguments the way OpenSSH 9.2
 // splits it (readconf.c with misc.c's strdelim and argv_split). A building
-// block of ssh_config.h.
+// block of config.h.
 #pragma once
 
 #include <optional>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 struct ConfigLine {
   // Lowercased keyword; empty for a blank or comment line (nothing else set).
@@ -46,4 +46,4 @@ class MatchWords {
   bool done_ = false;
 };
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

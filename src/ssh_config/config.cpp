@@ -1,4 +1,4 @@
-#include "tpush/ssh/ssh_config.h"
+#include "tpush/ssh_config/config.h"
 
 #include <netdb.h>
 #include <sys/socket.h>
@@ -6,14 +6,14 @@
 
 #include <algorithm>
 
-#include "tpush/ssh/pattern.h"
-#include "tpush/ssh/ssh_config_match.h"
-#include "tpush/ssh/ssh_config_parse.h"
-#include "tpush/ssh/ssh_config_tokens.h"
+#include "tpush/util/pattern.h"
+#include "tpush/ssh_config/match.h"
+#include "tpush/ssh_config/parse.h"
+#include "tpush/ssh_config/tokens.h"
 #include "tpush/util/error.h"
 #include "tpush/util/string.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 namespace {
 
@@ -150,7 +150,7 @@ class Resolver {
           break;
         case ConfigDirective::Kind::unknown:
           if (!ignore_unknown_ ||
-              pattern_list_match(d.value.text, *ignore_unknown_, true) != PatternListMatch::positive)
+              util::pattern_list_match(d.value.text, *ignore_unknown_, true) != util::PatternListMatch::positive)
             out_.errors.push_back(where(d) + ": " + unknown_keyword_message(d.value.text));
           break;
         case ConfigDirective::Kind::set:
@@ -206,7 +206,7 @@ class Resolver {
 
   void apply(const ConfigDirective& d) {
     const ConfigValue& v = d.value;
-    const auto obtain = [&](auto& field, const auto& value) { ssh::obtain(field, value, parsed_, d); };
+    const auto obtain = [&](auto& field, const auto& value) { ssh_config::obtain(field, value, parsed_, d); };
     switch (d.key) {
       case ConfigKey::hostname: return obtain(out_.hostname, v.text);
       case ConfigKey::user: return obtain(out_.user, v.text);
@@ -505,4 +505,4 @@ HostConfig SshConfig::with_openssh_defaults(HostConfig config) const {
   return config;
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

@@ -1,10 +1,10 @@
-#include "tpush/ssh/pattern.h"
+#include "tpush/util/pattern.h"
 
 #include <string>
 
 #include "tpush/util/string.h"
 
-namespace tpush::ssh {
+namespace tpush::util {
 
 namespace {
 
@@ -45,7 +45,7 @@ PatternListMatch pattern_list_match(std::string_view text, std::string_view list
     if (negated) ++i;
     const std::size_t end = std::min(list.find(',', i), list.size());
     if (end - i >= kMaxSubpattern) return PatternListMatch::none;
-    sub = lower_patterns ? util::ascii_lowercase(list.substr(i, end - i)) : std::string(list.substr(i, end - i));
+    sub = lower_patterns ? ascii_lowercase(list.substr(i, end - i)) : std::string(list.substr(i, end - i));
     i = end < list.size() ? end + 1 : end;
     if (pattern_match(text, sub)) {
       if (negated) return PatternListMatch::negated;
@@ -56,7 +56,7 @@ PatternListMatch pattern_list_match(std::string_view text, std::string_view list
 }
 
 PatternListMatch hostname_list_match(std::string_view host, std::string_view list) {
-  return pattern_list_match(util::ascii_lowercase(host), list, /*lower_patterns=*/true);
+  return pattern_list_match(ascii_lowercase(host), list, /*lower_patterns=*/true);
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::util

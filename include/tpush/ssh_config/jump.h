@@ -1,13 +1,13 @@
 // Ports and ProxyJump hosts as OpenSSH 9.2 reads them in ssh_config (misc.c:
 // a2port, parse_user_host_port, parse_uri; readconf.c: parse_jump). A
-// building block of ssh_config.h.
+// building block of config.h.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 // A port number 0..65535 or a service name from /etc/services ("ssh");
 // -1 when it is neither. (OpenSSH then refuses 0 where a port is needed.)
@@ -42,4 +42,4 @@ std::string parse_proxy_jump(std::string_view text, ProxyJumpValue& out);
 bool valid_command_line_host(std::string_view host);
 bool valid_command_line_user(std::string_view user);
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

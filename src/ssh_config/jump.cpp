@@ -1,4 +1,4 @@
-#include "tpush/ssh/ssh_config_jump.h"
+#include "tpush/ssh_config/jump.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 
 #include "tpush/util/string.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 namespace {
 
@@ -205,4 +205,4 @@ bool valid_command_line_user(std::string_view user) {
   return true;
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

@@ -32,12 +32,12 @@
 
 #include "test_support.h"
 #include "test_tpu_support.h"
-#include "tpush/ssh/ssh_config.h"
+#include "tpush/ssh_config/config.h"
 #include "tpush/util/shell_quote.h"
 #include "tpush/util/string.h"
 
 namespace fs = std::filesystem;
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 using tpush::util::join;
 using tpush::util::shell_quote;
 using tpush::util::trimmed;

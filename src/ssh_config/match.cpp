@@ -1,15 +1,15 @@
-#include "tpush/ssh/ssh_config_match.h"
+#include "tpush/ssh_config/match.h"
 
-#include "tpush/ssh/pattern.h"
+#include "tpush/util/pattern.h"
 
-namespace tpush::ssh {
+namespace tpush::ssh_config {
 
 bool host_line_applies(const std::vector<std::string>& patterns, std::string_view host) {
   bool applies = false;
   for (std::string_view pattern : patterns) {
     const bool negated = !pattern.empty() && pattern.front() == '!';
     if (negated) pattern.remove_prefix(1);
-    if (!pattern_match(host, pattern)) continue;
+    if (!util::pattern_match(host, pattern)) continue;
     if (negated) return false;  // a negated match rules the whole line out
     applies = true;
   }
@@ -22,15 +22,15 @@ bool match_line_applies(const std::vector<MatchCriterion>& criteria, const Match
     bool holds = true;
     switch (c.type) {
       case Type::all: holds = true; break;
-      case Type::host: holds = hostname_list_match(subject.host, c.patterns) == PatternListMatch::positive; break;
+      case Type::host: holds = util::hostname_list_match(subject.host, c.patterns) == util::PatternListMatch::positive; break;
       case Type::original_host:
-        holds = hostname_list_match(subject.original_host, c.patterns) == PatternListMatch::positive;
+        holds = util::hostname_list_match(subject.original_host, c.patterns) == util::PatternListMatch::positive;
         break;
       case Type::user:
-        holds = pattern_list_match(subject.user, c.patterns, false) == PatternListMatch::positive;
+        holds = util::pattern_list_match(subject.user, c.patterns, false) == util::PatternListMatch::positive;
         break;
       case Type::local_user:
-        holds = pattern_list_match(subject.local_user, c.patterns, false) == PatternListMatch::positive;
+        holds = util::pattern_list_match(subject.local_user, c.patterns, false) == util::PatternListMatch::positive;
         break;
     }
     if (holds == c.negated) return false;
@@ -38,4 +38,4 @@ bool match_line_applies(const std::vector<MatchCriterion>& criteria, const Match
   return true;
 }
 
-}  // namespace tpush::ssh
+}  // namespace tpush::ssh_config

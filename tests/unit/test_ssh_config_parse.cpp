@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "test_support.h"
-#include "tpush/ssh/ssh_config_parse.h"
+#include "tpush/ssh_config/parse.h"
 
 namespace fs = std::filesystem;
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 using tpush::test::TempDir;
 
 namespace {
