@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tpush/util/error.h"
+#include "tpush/util/pattern.h"
 #include "tpush/util/string.h"
 
 namespace tpush::inventory {
@@ -27,28 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using std::string_view;
-
-// '*' any run of characters, '?' one character.
-bool glob_match(string_view mask, string_view name) {
-  std::size_t m = 0, n = 0;
-  std::size_t star = string_view::npos, resume = 0;
-  while (n < name.size()) {
-    if (m < mask.size() && (mask[m] == '?' || mask[m] == name[n])) {
-      ++m;
-      ++n;
-    } else if (m < mask.size() && mask[m] == '*') {
-      star = m++;
-      resume = n;
-    } else if (star != string_view::npos) {
-      m = star + 1;
-      n = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (m < mask.size() && mask[m] == '*') ++m;
-  return m == mask.size();
-}
 
 // Matches hosts against entries: the same host name, and the entry's user and port
 // where it names them. `entries` must outlive the matcher.
@@ -599,7 +578,7 @@ class Expander {
                     uint16_t port, HostSet& out) {
     for (const auto& host : all_hosts(item, {})) {
       bool match = false;
-      for (const auto& mask : masks) match = match || glob_match(mask, host.host);
+      for (const auto& mask : masks) match = match || util::pattern_match(host.host, mask);
       if (!match) continue;
       HostSpec h = host;
       if (!user.empty()) h.user = user;
