@@ -24,12 +24,9 @@ bool all_digits(string_view s) {
   return !s.empty();
 }
 
-// An item without the blanks and newlines around it.
-string_view trim_item(string_view s) {
-  while (!s.empty() && (is_list_blank(s.front()) || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (is_list_blank(s.back()) || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
+// An item without the blanks and newlines around it (the list blanks and '\n':
+// util::trim's set).
+string_view trim_item(string_view s) { return util::trim(s); }
 
 // pdsh's `RCMD_TYPE:` before a host (exec:host, ssh:user@host), which reads like a
 // host:port here: refused with a message that says so.
@@ -330,13 +327,13 @@ std::string host_text(const std::string& host, uint16_t port) {
 
 void fail_host_list(string_view item, const std::string& detail) { throw bad_host_list(item, detail); }
 
+namespace {
+constexpr string_view kListBlanks = " \t\r\v\f";  // what is_list_blank() takes
+}  // namespace
+
 bool is_list_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
-string_view trim_blanks(string_view text) {
-  while (!text.empty() && is_list_blank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_list_blank(text.back())) text.remove_suffix(1);
-  return text;
-}
+string_view trim_blanks(string_view text) { return util::trim(text, kListBlanks); }
 
 std::string column_text(std::size_t offset) { return "column " + std::to_string(offset + 1); }
 

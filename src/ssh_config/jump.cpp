@@ -62,20 +62,6 @@ std::string_view strip_brackets(std::string_view host) {
   return host;
 }
 
-// OpenSSH's valid_domain() without lowercasing: drops one trailing dot.
-bool valid_domain(std::string& name) {
-  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name.front()))) return false;
-  char last = '\0';
-  for (const char ch : name) {
-    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (last == '.' && c == '.') return false;
-    if (c != '.' && c != '-' && c != '_' && !std::isalnum(static_cast<unsigned char>(c))) return false;
-    last = c;
-  }
-  if (name.back() == '.') name.pop_back();
-  return true;
-}
-
 // ssh://[user[;params]@]host[:port][/]: 1 when `s` is no ssh:// URI, 0 when
 // parsed, -1 when malformed.
 int parse_ssh_uri(std::string_view s, JumpHop& hop) {
@@ -96,6 +82,7 @@ int parse_ssh_uri(std::string_view s, JumpHop& hop) {
   if (!part || part->host.empty()) return -1;
   hop.host = std::string(strip_brackets(part->host));
   if (!valid_domain(hop.host)) return -1;
+  if (hop.host.back() == '.') hop.host.pop_back();  // as OpenSSH's valid_domain() does
   std::optional<std::string_view> rest = part->rest;
   if (rest && !rest->empty() && part->delimiter == ':') {
     const std::size_t slash = rest->find('/');
@@ -135,6 +122,17 @@ std::string hop_display(const JumpHop& hop) {
 }
 
 }  // namespace
+
+bool valid_domain(std::string_view name) {
+  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name.front()))) return false;
+  char last = '\0';
+  for (const char c : name) {
+    if (last == '.' && c == '.') return false;
+    if (c != '.' && c != '-' && c != '_' && !std::isalnum(static_cast<unsigned char>(c))) return false;
+    last = c;
+  }
+  return true;
+}
 
 int parse_port(std::string_view text) {
   const std::string s(text);

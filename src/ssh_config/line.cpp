@@ -97,8 +97,7 @@ std::string split_config_line(std::string_view line, ConfigLine& out) {
   std::optional<std::string> keyword = words.next(unbalanced);
   if (keyword && keyword->empty()) keyword = words.next(unbalanced);  // leading blanks
   if (!keyword || keyword->empty() || keyword->front() == '#') return "";
-  for (char& c : *keyword)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  *keyword = util::ascii_lowercase(*keyword);
 
   std::string_view rest = words.rest().value_or(std::string_view());
   while (!rest.empty() && is_blank(rest.front())) rest.remove_prefix(1);

@@ -123,17 +123,6 @@ std::string check_agent_socket(const std::string& arg) {
   return "";
 }
 
-bool valid_domain(std::string_view name) {
-  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name.front()))) return false;
-  char last = '\0';
-  for (const char c : name) {
-    if (last == '.' && c == '.') return false;
-    if (c != '.' && c != '-' && c != '_' && !std::isalnum(static_cast<unsigned char>(c))) return false;
-    last = c;
-  }
-  return true;
-}
-
 // OpenBSD's scan_scaled, loosely: [+-]digits[.digits][unit], the unit one
 // of B K M G T P E (powers of 1024). The fraction is ignored.
 bool parse_size(std::string_view s, long long& value) {

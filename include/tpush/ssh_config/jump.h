@@ -1,6 +1,6 @@
-// Ports and ProxyJump hosts as OpenSSH 9.2 reads them in ssh_config (misc.c:
-// a2port, parse_user_host_port, parse_uri; readconf.c: parse_jump). A
-// building block of config.h.
+// Ports, domain names and ProxyJump hosts as OpenSSH 9.2 reads them in
+// ssh_config (misc.c: a2port, valid_domain, parse_user_host_port, parse_uri;
+// readconf.c: parse_jump). A building block of config.h.
 #pragma once
 
 #include <string>
@@ -12,6 +12,10 @@ namespace tpush::ssh_config {
 // A port number 0..65535 or a service name from /etc/services ("ssh");
 // -1 when it is neither. (OpenSSH then refuses 0 where a port is needed.)
 int parse_port(std::string_view text);
+
+// OpenSSH's valid_domain(): letters, digits, `-`, `_` and single dots,
+// starting with a letter or digit. (OpenSSH then drops one trailing dot.)
+bool valid_domain(std::string_view name);
 
 // One hop of a ProxyJump: `[user@]host[:port]` or `ssh://[user@]host[:port]`.
 struct JumpHop {
