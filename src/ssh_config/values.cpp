@@ -174,19 +174,8 @@ std::string check_list(const std::vector<std::string>& args) {
   return "";
 }
 
-// Checks by kind. `used` says how many arguments the kind took; the caller
-// reports any left over.
-std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used, ConfigValue& out) {
-  const std::vector<std::string>& args = line.args;
-  const std::string first = args.empty() ? std::string() : args[0];
-  used = 1;
-  if (const std::span<const Choice> choices = choices_of(kind); !choices.empty()) {
-    if (first.empty()) return "missing value; use " + choice_words(choices);
-    const Choice* c = find_choice(choices, first);
-    if (c == nullptr) return in_quotes(first) + " is not a valid value; use " + choice_words(choices);
-    out.number = c->number;
-    return "";
-  }
+// The kinds that take the first argument alone.
+std::string check_one(ValueKind kind, const std::string& first, ConfigValue& out) {
   switch (kind) {
     case V::integer:
       if (std::string why = parse_integer(first, out.number); !why.empty())
@@ -215,26 +204,78 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       if (kind == V::forward_agent && find_choice(kFlag, first)) return "";
       out.text = first;
       return check_agent_socket(first);
+    case V::escape_char: {
+      if (first.empty()) return "missing value";
+      const bool ok = first == "none" || first.size() == 1 ||
+                      (first.size() == 2 && first[0] == '^' && static_cast<unsigned char>(first[1]) >= 64 &&
+                       static_cast<unsigned char>(first[1]) < 128);
+      return ok ? "" : in_quotes(first) + " is not an escape character; use one character, ^X or none";
+    }
+    case V::dynamic_forward:
+      return first.empty() ? "missing value" : "";
+    case V::tunnel_device: {
+      if (first.empty()) return "missing value";
+      const std::size_t colon = first.find(':');
+      const bool ok = colon == std::string::npos
+                          ? valid_tunnel_id(first)
+                          : valid_tunnel_id(first.substr(0, colon)) && valid_tunnel_id(first.substr(colon + 1));
+      return ok ? "" : in_quotes(first) + " is not a tunnel device; use any or a number, optionally :remote";
+    }
+    case V::control_persist:
+      if (first.empty()) return "missing value";
+      if (first == "yes" || first == "no" || first == "true" || first == "false" || parse_config_time(first) >= 0)
+        return "";
+      return in_quotes(first) + " is not valid; use yes, no or a time such as 10m";
+    case V::octal_mask: {
+      if (first.empty()) return "missing value";
+      char* end = nullptr;
+      const long n = std::strtol(first.c_str(), &end, 8);
+      if (end == first.c_str() || n < 0 || n > 0777) return in_quotes(first) + " is not an octal mask such as 0177";
+      return "";
+    }
+    default:
+      return "";
+  }
+}
+
+// The kinds that take every argument on the line (or the line's rest as written).
+bool takes_every_argument(ValueKind kind) {
+  switch (kind) {
     case V::command:
-      used = args.size();
+    case V::proxy_jump:
+    case V::file_list:
+    case V::word_list:
+    case V::domain_list:
+    case V::cname_rules:
+    case V::send_env:
+    case V::set_env:
+    case V::permit_open:
+    case V::structure:
+    case V::anything:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string check_every(ValueKind kind, const ConfigLine& line, ConfigValue& out) {
+  const std::vector<std::string>& args = line.args;
+  switch (kind) {
+    case V::command:
       out.text = std::string(skip_blanks_and_equals(line.rest));
       return "";
     case V::proxy_jump:
-      used = args.size();
       return parse_proxy_jump(skip_blanks_and_equals(line.rest), out.jump);
     case V::file_list:
     case V::word_list:
-      used = args.size();
       out.list = args;
       return check_list(args);
     case V::domain_list:
-      used = args.size();
       if (std::string err = check_list(args); !err.empty()) return err;
       for (const std::string& a : args)
         if (!iequals(a, "none") && !valid_domain(a)) return in_quotes(a) + " is not a domain name";
       return "";
     case V::cname_rules:
-      used = args.size();
       for (const std::string& a : args) {
         if (iequals(a, "none") && args.size() > 1) return "\"none\" must be the only value; remove it or the others";
         const std::size_t colon = a.find(':');
@@ -243,16 +284,28 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       }
       return "";
     case V::send_env:
-      used = args.size();
       for (const std::string& a : args)
         if (a.empty() || a.find('=') != std::string::npos)
           return in_quotes(a) + " is not a variable name; SendEnv takes names, SetEnv takes NAME=VALUE";
       return "";
     case V::set_env:
-      used = args.size();
       for (const std::string& a : args)
         if (a.find('=') == std::string::npos) return in_quotes(a) + " has no '='; write NAME=VALUE";
       return "";
+    case V::permit_open:
+      if (args.empty()) return "missing value; use any, none or host:port ...";
+      for (const std::string& a : args)
+        if ((iequals(a, "any") || iequals(a, "none")) && args.size() > 1) return in_quotes(a) + " must be the only value";
+      return "";
+    default:  // structure, anything
+      return "";
+  }
+}
+
+// The kinds that take one argument or two; sets `used` to how many they took.
+std::string check_one_or_two(ValueKind kind, const std::vector<std::string>& args, std::size_t& used) {
+  const std::string first = args.empty() ? std::string() : args[0];
+  switch (kind) {
     case V::add_keys: {
       used = std::min<std::size_t>(args.size(), 2);
       const Choice* c = args.empty() ? nullptr : find_choice(kAddKeys, first);
@@ -260,13 +313,6 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
       const bool ok = c != nullptr ? (!has_time || (c->number == 3 && parse_config_time(args[1]) >= 0))
                                    : (!has_time && parse_config_time(first) >= 0);
       return ok ? "" : "use yes, no, ask, confirm [time] or a time such as 30m";
-    }
-    case V::escape_char: {
-      if (first.empty()) return "missing value";
-      const bool ok = first == "none" || first.size() == 1 ||
-                      (first.size() == 2 && first[0] == '^' && static_cast<unsigned char>(first[1]) >= 64 &&
-                       static_cast<unsigned char>(first[1]) < 128);
-      return ok ? "" : in_quotes(first) + " is not an escape character; use one character, ^X or none";
     }
     case V::ip_qos:
       used = std::min<std::size_t>(args.size(), 2);
@@ -298,41 +344,35 @@ std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used
     case V::remote_forward:
       used = std::min<std::size_t>(std::max<std::size_t>(args.size(), 1), 2);
       return first.empty() ? "missing value" : "";
-    case V::dynamic_forward:
-      return first.empty() ? "missing value" : "";
-    case V::permit_open:
-      used = args.size();
-      if (args.empty()) return "missing value; use any, none or host:port ...";
-      for (const std::string& a : args)
-        if ((iequals(a, "any") || iequals(a, "none")) && args.size() > 1) return in_quotes(a) + " must be the only value";
-      return "";
-    case V::tunnel_device: {
-      if (first.empty()) return "missing value";
-      const std::size_t colon = first.find(':');
-      const bool ok = colon == std::string::npos
-                          ? valid_tunnel_id(first)
-                          : valid_tunnel_id(first.substr(0, colon)) && valid_tunnel_id(first.substr(colon + 1));
-      return ok ? "" : in_quotes(first) + " is not a tunnel device; use any or a number, optionally :remote";
-    }
-    case V::control_persist:
-      if (first.empty()) return "missing value";
-      if (first == "yes" || first == "no" || first == "true" || first == "false" || parse_config_time(first) >= 0)
-        return "";
-      return in_quotes(first) + " is not valid; use yes, no or a time such as 10m";
-    case V::octal_mask: {
-      if (first.empty()) return "missing value";
-      char* end = nullptr;
-      const long n = std::strtol(first.c_str(), &end, 8);
-      if (end == first.c_str() || n < 0 || n > 0777) return in_quotes(first) + " is not an octal mask such as 0177";
-      return "";
-    }
-    case V::structure:
-    case V::anything:
-      used = args.size();
-      return "";
     default:
       return "";
   }
+}
+
+bool takes_one_or_two(ValueKind kind) {
+  return kind == V::add_keys || kind == V::ip_qos || kind == V::rekey_limit || kind == V::local_forward ||
+         kind == V::remote_forward;
+}
+
+// Checks by kind. `used` says how many arguments the kind took; the caller
+// reports any left over.
+std::string check_kind(ValueKind kind, const ConfigLine& line, std::size_t& used, ConfigValue& out) {
+  const std::vector<std::string>& args = line.args;
+  const std::string first = args.empty() ? std::string() : args[0];
+  used = 1;
+  if (const std::span<const Choice> choices = choices_of(kind); !choices.empty()) {
+    if (first.empty()) return "missing value; use " + choice_words(choices);
+    const Choice* c = find_choice(choices, first);
+    if (c == nullptr) return in_quotes(first) + " is not a valid value; use " + choice_words(choices);
+    out.number = c->number;
+    return "";
+  }
+  if (takes_every_argument(kind)) {
+    used = args.size();
+    return check_every(kind, line, out);
+  }
+  if (takes_one_or_two(kind)) return check_one_or_two(kind, args, used);
+  return check_one(kind, first, out);
 }
 
 }  // namespace
