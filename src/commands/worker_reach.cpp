@@ -156,6 +156,8 @@ void ReachPlanner::plan_host(const ssh_config::HostQuery& query, bool is_jump, i
   }
 }
 
+std::string ReachPlanner::config_origin(const char* key) const { return "config " + options_.from_config.at(key); }
+
 Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is_jump, int depth) const {
   const ssh_config::HostConfig c = config_.resolve(query);
   if (!c.errors.empty())
@@ -164,14 +166,21 @@ Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is
 
   r.hostname = c.hostname.is_set() ? from_config<std::string>(c.hostname) : Sourced<std::string>{query.host, ""};
   const ReachDefaults& mine = options_.reach_defaults;  // tpush's config file
-  const auto config_origin = [&](const char* key) { return "config " + options_.from_config.at(key); };
   r.port = c.port.is_set() ? from_config<std::uint16_t>(c.port)
            : mine.port     ? Sourced<std::uint16_t>{mine.port, config_origin("port")}
                            : Sourced<std::uint16_t>{22, "default"};
   r.user = c.user.is_set()      ? from_config<std::string>(c.user)
            : !mine.user.empty() ? Sourced<std::string>{mine.user, config_origin("user")}
                                 : Sourced<std::string>{local_user_, "$USER"};
+  plan_keys(c, r);
+  plan_way(c, is_jump, depth, r);
+  plan_deadlines(c, r);
+  plan_host_keys(c, r);
+  return r;
+}
 
+void ReachPlanner::plan_keys(const ssh_config::HostConfig& c, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   // -i first (for jump hosts too: keys are keys), then IdentityFile lines, then
   // the config file's; tpush's default keys when none names one (an
   // `IdentityFile none` line counts as naming one, as in ssh).
@@ -189,7 +198,10 @@ Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is
     else if (!agent.empty() && agent.front() == '$') agent = util::env_value(agent.c_str() + 1).value_or("none");
     r.identity_agent = {agent, c.identity_agent.origin.to_string()};
   }
+}
 
+void ReachPlanner::plan_way(const ssh_config::HostConfig& c, bool is_jump, int depth, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   // The way there: -J (the workers only), else ProxyJump / ProxyCommand, else
   // the config file's jump.
   const auto jump_through = [&](const std::string& jump, const std::string& from) {
@@ -218,7 +230,10 @@ Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is
   } else if (!is_jump && !mine.jump.empty()) {
     jump_through(mine.jump, config_origin("jump"));
   }
+}
 
+void ReachPlanner::plan_deadlines(const ssh_config::HostConfig& c, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   r.connect_timeout = options_.connect_timeout ? Sourced<int>{*options_.connect_timeout, "--connect-timeout"}
                       : c.connect_timeout.is_set() ? from_config<int>(c.connect_timeout)
                       : mine.connect_timeout       ? Sourced<int>{*mine.connect_timeout, config_origin("connect-timeout")}
@@ -237,7 +252,10 @@ Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is
                                                          : Sourced<int>{1, "default"};
   if (c.address_family.is_set())
     r.address_family = {address_family(*c.address_family.value), c.address_family.origin.to_string()};
+}
 
+void ReachPlanner::plan_host_keys(const ssh_config::HostConfig& c, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   if (options_.host_key_check)
     r.host_key_check = {ssh::parse_host_key_mode(*options_.host_key_check), "--host-key-check"};
   else if (c.strict_host_key_checking.is_set())
@@ -259,7 +277,6 @@ Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is
   r.global_known_hosts.value.push_back(gcloud_known_hosts_);
   r.host_key_alias = c.host_key_alias.is_set() ? from_config<std::string>(c.host_key_alias)
                                                : Sourced<std::string>{"", "default"};
-  return r;
 }
 
 std::vector<JumpHopReach> ReachPlanner::plan_jump(const std::vector<ssh_config::JumpHop>& hops, int depth) const {

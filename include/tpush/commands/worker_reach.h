@@ -104,6 +104,14 @@ class ReachPlanner {
   void plan_host(const ssh_config::HostQuery& query, bool is_jump, int depth, Reach& r,
                  const void** copy_of = nullptr) const;
   Reach plan_host_afresh(const ssh_config::HostQuery& query, bool is_jump, int depth) const;
+  // plan_host_afresh's parts, each setting its fields of `r` from tpush's
+  // flags, ssh_config (`c`), tpush's config file and the defaults.
+  void plan_keys(const ssh_config::HostConfig& c, Reach& r) const;  // identity files and agent
+  void plan_way(const ssh_config::HostConfig& c, bool is_jump, int depth, Reach& r) const;  // -J, proxies
+  void plan_deadlines(const ssh_config::HostConfig& c, Reach& r) const;  // timeouts, keepalives, address family
+  void plan_host_keys(const ssh_config::HostConfig& c, Reach& r) const;  // policy, known_hosts, alias
+  // "config FILE:LINE", where tpush's config file set `key`.
+  std::string config_origin(const char* key) const;
   std::vector<JumpHopReach> plan_jump(const std::vector<ssh_config::JumpHop>& hops, int depth) const;
 
   const Options& options_;
