@@ -22,6 +22,7 @@ set(TPUSH_FUZZ_TARGETS host_list hosts_file known_hosts gcloud_json private_key 
 # Only the parsers and what they call.
 set(TPUSH_FUZZ_SOURCES
   src/inventory/host_list.cpp src/inventory/host_pattern.cpp src/inventory/host_groups.cpp
+  src/inventory/hosts_file.cpp src/inventory/host_set.cpp src/inventory/host_filter.cpp
   src/inventory/node_set.cpp
   src/inventory/tpu_describe.cpp src/inventory/tpu_queued_resource.cpp
   src/inventory/tpu_host_keys.cpp src/inventory/gcloud.cpp
