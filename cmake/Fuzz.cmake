@@ -22,16 +22,17 @@ set(TPUSH_FUZZ_TARGETS host_list hosts_file known_hosts gcloud_json private_key 
 # Only the parsers and what they call.
 set(TPUSH_FUZZ_SOURCES
   src/inventory/host_list.cpp src/inventory/host_pattern.cpp src/inventory/host_groups.cpp
+  src/inventory/hosts_file.cpp src/inventory/host_set.cpp src/inventory/host_filter.cpp
   src/inventory/node_set.cpp
   src/inventory/tpu_describe.cpp src/inventory/tpu_queued_resource.cpp
   src/inventory/tpu_host_keys.cpp src/inventory/gcloud.cpp
-  src/ssh/known_hosts.cpp src/ssh/wire.cpp src/ssh/signing_key.cpp src/ssh/pattern.cpp
-  src/ssh/ssh_config.cpp src/ssh/ssh_config_jump.cpp src/ssh/ssh_config_keywords.cpp
-  src/ssh/ssh_config_line.cpp src/ssh/ssh_config_match.cpp src/ssh/ssh_config_parse.cpp
-  src/ssh/ssh_config_tokens.cpp src/ssh/ssh_config_values.cpp
+  src/ssh/known_hosts.cpp src/ssh/wire.cpp src/ssh/signing_key.cpp
+  src/ssh_config/config.cpp src/ssh_config/jump.cpp src/ssh_config/keywords.cpp
+  src/ssh_config/line.cpp src/ssh_config/match.cpp src/ssh_config/parse.cpp
+  src/ssh_config/tokens.cpp src/ssh_config/values.cpp
   src/output/line_splitter.cpp src/output/line_output.cpp src/output/writer.cpp
   src/output/terminal_text.cpp src/output/unified_diff.cpp
-  src/util/base64.cpp src/util/string.cpp src/util/file.cpp src/util/child_process.cpp
+  src/util/base64.cpp src/util/string.cpp src/util/pattern.cpp src/util/file.cpp src/util/child_process.cpp
   src/util/environment.cpp src/util/shell_quote.cpp src/util/signals.cpp
   src/relay/relay_script.cpp)
 list(TRANSFORM TPUSH_FUZZ_SOURCES PREPEND ${PROJECT_SOURCE_DIR}/)

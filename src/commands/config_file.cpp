@@ -134,11 +134,8 @@ bool is_bool_word(const std::string& value) {
   return false;
 }
 
-string_view trim(string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+// Blanks in tpush's config file: space, tab, and the CR of a CRLF line.
+string_view trim(string_view s) { return util::trim(s, " \t\r"); }
 
 // A line without its comment: `#` at the start, or after a blank.
 string_view strip_comment(string_view line) {

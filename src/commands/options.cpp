@@ -56,21 +56,24 @@ std::string free_names(const CLI::App& app, const std::string& names) {
   return out;
 }
 
-// The options every form of tpush takes, bound to `o`.
-void add_options(CLI::App& app, Options& o, bool& version) {
-  auto option = [&](const std::string& names, auto& value, const char* value_name, const char* text,
-                    const char* group) {
+// Adds options to `app` under the names the subcommand left free (free_names).
+struct OptionAdder {
+  CLI::App& app;
+
+  template <typename T>
+  CLI::Option* option(const std::string& names, T& value, const char* value_name, const char* text,
+                      const char* group) const {
     return app.add_option(free_names(app, names), value, text)->option_text(value_name)->group(group);
-  };
-  auto flag = [&](const std::string& names, bool& value, const char* text, const char* group) {
+  }
+  CLI::Option* flag(const std::string& names, bool& value, const char* text, const char* group) const {
     return app.add_flag(free_names(app, names), value, text)->group(group);
-  };
+  }
   // Repeatable: every occurrence adds to the list, before and after the
   // subcommand's name alike (a vector bound with add_option would be replaced
   // by the second parse). One value per occurrence, so `-w a uptime` leaves
   // `uptime` to the command; `split` also cuts each value at commas.
-  auto many = [&](const std::string& names, std::vector<std::string>& list, const char* value_name,
-                  const char* text, const char* group, bool split = false) {
+  CLI::Option* many(const std::string& names, std::vector<std::string>& list, const char* value_name,
+                    const char* text, const char* group, bool split = false) const {
     auto* opt = app.add_option_function<std::vector<std::string>>(
         free_names(app, names),
         [&list](const std::vector<std::string>& values) { list.insert(list.end(), values.begin(), values.end()); },
@@ -79,118 +82,144 @@ void add_options(CLI::App& app, Options& o, bool& version) {
         CLI::MultiOptionPolicy::TakeAll);
     if (split) opt->delimiter(',');
     return opt;
-  };
+  }
+};
 
+// Workers: host lists, TPUs and how gcloud is asked.
+void add_worker_options(const OptionAdder& add, Options& o) {
   const char* where = "Workers";
-  many("-w", o.host_exprs, "HOSTS", "Hosts: node[01-16],user@h:port,^FILE (repeatable)", where);
-  many("-x", o.excludes, "HOSTS", "Leave these hosts out (same syntax, repeatable)", where);
-  many("-H,--hosts", o.host_files, "FILE", "Hosts file, one [user@]host[:port] per line", where);
-  many("-t,--tpu", o.tpus, "NAME", "TPU VM name(s) to resolve through gcloud", where, true);
-  many("--queued-resource", o.queued_resources, "NAME", "Queued resource: every worker of every slice", where,
-       true);
-  option("--zone", o.zone, "ZONE", "TPU zone (else TPUSH_ZONE, CLOUDSDK_COMPUTE_ZONE, gcloud config)", where);
-  option("--project", o.project, "PROJECT", "TPU project (else CLOUDSDK_CORE_PROJECT, gcloud config)", where);
-  option("--worker", o.worker_selection, "WORKERS", "TPU workers: all, 0, 1,4 or 1-3 (default all)", where);
-  flag("--internal-ip", o.internal_ip, "Connect to TPU workers' internal addresses", where);
-  flag("--tunnel-through-iap", o.tunnel_through_iap,
-       "Reach TPU workers through IAP tunnels (gcloud compute start-iap-tunnel): no external IP needed", where);
-  flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache", where);
-  flag("--failed", o.failed,
-       "Only the workers that did not succeed in the last run on the same workers options (see tpush last)", where);
-  flag("--fetch-host-keys", o.fetch_host_keys, "Pin TPU workers' ed25519 host keys from gcloud guest attributes",
-       where);
-  option("--gcloud-timeout", o.gcloud_timeout, "SECONDS", "Seconds each gcloud call may take (default 60)", where)
+  add.many("-w", o.host_exprs, "HOSTS", "Hosts: node[01-16],user@h:port,^FILE (repeatable)", where);
+  add.many("-x", o.excludes, "HOSTS", "Leave these hosts out (same syntax, repeatable)", where);
+  add.many("-H,--hosts", o.host_files, "FILE", "Hosts file, one [user@]host[:port] per line", where);
+  add.many("-t,--tpu", o.tpus, "NAME", "TPU VM name(s) to resolve through gcloud", where, true);
+  add.many("--queued-resource", o.queued_resources, "NAME", "Queued resource: every worker of every slice", where,
+           true);
+  add.option("--zone", o.zone, "ZONE", "TPU zone (else TPUSH_ZONE, CLOUDSDK_COMPUTE_ZONE, gcloud config)", where);
+  add.option("--project", o.project, "PROJECT", "TPU project (else CLOUDSDK_CORE_PROJECT, gcloud config)", where);
+  add.option("--worker", o.worker_selection, "WORKERS", "TPU workers: all, 0, 1,4 or 1-3 (default all)", where);
+  add.flag("--internal-ip", o.internal_ip, "Connect to TPU workers' internal addresses", where);
+  add.flag("--tunnel-through-iap", o.tunnel_through_iap,
+           "Reach TPU workers through IAP tunnels (gcloud compute start-iap-tunnel): no external IP needed", where);
+  add.flag("--refresh", o.refresh, "Describe the TPU again instead of using the cache", where);
+  add.flag("--failed", o.failed,
+           "Only the workers that did not succeed in the last run on the same workers options (see tpush last)", where);
+  add.flag("--fetch-host-keys", o.fetch_host_keys, "Pin TPU workers' ed25519 host keys from gcloud guest attributes",
+           where);
+  add.option("--gcloud-timeout", o.gcloud_timeout, "SECONDS", "Seconds each gcloud call may take (default 60)", where)
       ->check(CLI::Range(1, 3600));
+}
 
+// Connection: users, ports, keys, ssh_config, jump hosts, sessions and deadlines.
+void add_connection_options(const OptionAdder& add, Options& o) {
   const char* how = "Connection";
-  option("-l,--user", o.user, "USER", "Remote user where the host list names none (default: $USER)", how);
-  option("-p,--port", o.port, "PORT", "Remote port where the host list names none (default: 22)", how)
+  add.option("-l,--user", o.user, "USER", "Remote user where the host list names none (default: $USER)", how);
+  add.option("-p,--port", o.port, "PORT", "Remote port where the host list names none (default: 22)", how)
       ->check(CLI::Range(1, 65535));
-  many("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how);
-  option("-F", o.ssh_config_file, "FILE",
-         "ssh_config file to read instead of ~/.ssh/config and /etc/ssh/ssh_config (none: no file)", how);
-  many("-o", o.ssh_options, "KEYWORD=VALUE", "An ssh_config line, before every file, as ssh -o (repeatable)", how);
-  option("-J,--jump", o.jump, "[USER@]HOST[:PORT][,...]",
-         "Reach the workers through these jump hosts (ProxyJump): one session per jump host carries "
-         "every worker",
-         how);
-  option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
+  add.many("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how);
+  add.option("-F", o.ssh_config_file, "FILE",
+             "ssh_config file to read instead of ~/.ssh/config and /etc/ssh/ssh_config (none: no file)", how);
+  add.many("-o", o.ssh_options, "KEYWORD=VALUE", "An ssh_config line, before every file, as ssh -o (repeatable)", how);
+  add.option("-J,--jump", o.jump, "[USER@]HOST[:PORT][,...]",
+             "Reach the workers through these jump hosts (ProxyJump): one session per jump host carries "
+             "every worker",
+             how);
+  add.option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
-  option("--persist", o.persist, "DURATION",
-         "Keep the sessions open DURATION (10m, 1h) after the run, in a background tpush that later runs on "
-         "the same workers use (0: off; default: 10m typed at a terminal, else off; see tpush(1))",
-         how)
+  add.option("--persist", o.persist, "DURATION",
+             "Keep the sessions open DURATION (10m, 1h) after the run, in a background tpush that later runs on "
+             "the same workers use (0: off; default: 10m typed at a terminal, else off; see tpush(1))",
+             how)
       ->check(CLI::Validator(
           [](std::string& v) {
             return util::parse_duration(v) ? std::string() : "not a duration: '" + v + "' (e.g. 10m, 1h, 0)";
           },
           "DURATION"));
-  option("--connect-timeout", o.connect_timeout, "SECONDS",
-         "Seconds for TCP connect + SSH handshake + auth (default: ConnectTimeout, else 10)", how)
+  add.option("--connect-timeout", o.connect_timeout, "SECONDS",
+             "Seconds for TCP connect + SSH handshake + auth (default: ConnectTimeout, else 10)", how)
       ->check(CLI::Range(1, 86400));
-  option("-u,--timeout", o.timeout, "SECONDS", "Seconds a command may run on a worker (default: no limit)", how)
+  add.option("-u,--timeout", o.timeout, "SECONDS", "Seconds a command may run on a worker (default: no limit)", how)
       ->check(CLI::Range(1, 31536000));
-  option("--alive-interval", o.alive_interval, "SECONDS",
-         "Keepalive seconds; a worker silent for 3 intervals is lost (default: ServerAliveInterval, else 5)",
-         how)
+  add.option("--alive-interval", o.alive_interval, "SECONDS",
+             "Keepalive seconds; a worker silent for 3 intervals is lost (default: ServerAliveInterval, else 5)",
+             how)
       ->check(CLI::Range(1, 3600));
-  option("--host-key-check", o.host_key_check, "{accept-new,yes,no}",
-         "accept-new (default, unless StrictHostKeyChecking says: record unknown keys), yes (unknown keys "
-         "fail), or no (DANGEROUS: no check at all, anyone on the path can impersonate a worker)",
-         how)
+  add.option("--host-key-check", o.host_key_check, "{accept-new,yes,no}",
+             "accept-new (default, unless StrictHostKeyChecking says: record unknown keys), yes (unknown keys "
+             "fail), or no (DANGEROUS: no check at all, anyone on the path can impersonate a worker)",
+             how)
       ->check(CLI::IsMember({"accept-new", "yes", "no"}));
+}
 
+// Remote command: its environment, directory, terminal and stdin.
+void add_remote_options(const OptionAdder& add, Options& o) {
   const char* remote = "Remote command";
-  many("-e,--env", o.env, "NAME[=VALUE]",
-       "Export NAME (its value here) or NAME=VALUE to the command (repeatable; values never appear in logs)",
-       remote);
-  option("--cd", o.cd, "DIR", "Run the command in DIR on every worker", remote);
-  flag("--tty", o.tty,
-       "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process (stderr is merged "
-       "into stdout)",
-       remote);
-  flag("-n,--no-stdin", o.no_stdin, "Do not send tpush's stdin to the workers", remote);
-  flag("--detach", o.detach, "Start the command in its own session on every worker and return (needs --log)",
-       remote);
-  option("--log", o.log_file, "FILE", "With --detach: the file on each worker for the job's output", remote);
+  add.many("-e,--env", o.env, "NAME[=VALUE]",
+           "Export NAME (its value here) or NAME=VALUE to the command (repeatable; values never appear in logs)",
+           remote);
+  add.option("--cd", o.cd, "DIR", "Run the command in DIR on every worker", remote);
+  add.flag("--tty", o.tty,
+           "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process (stderr is merged "
+           "into stdout)",
+           remote);
+  add.flag("-n,--no-stdin", o.no_stdin, "Do not send tpush's stdin to the workers", remote);
+  add.flag("--detach", o.detach, "Start the command in its own session on every worker and return (needs --log)",
+           remote);
+  add.option("--log", o.log_file, "FILE", "With --detach: the file on each worker for the job's output", remote);
+}
 
+// Output: prefixes, modes, files, summary and colour.
+void add_output_options(const OptionAdder& add, Options& o) {
   const char* out = "Output";
-  option("--label", o.label, "{host,index}", "Prefix lines with the host (default) or the index: w0, w1, ...", out)
+  add.option("--label", o.label, "{host,index}", "Prefix lines with the host (default) or the index: w0, w1, ...", out)
       ->check(CLI::IsMember({"host", "index"}));
-  flag("-N,--no-prefix", o.no_prefix, "Print lines without the worker prefix", out);
-  flag("--raw", o.raw, "On a terminal too, print workers' bytes as they are (control characters and escape sequences unescaped)", out);
-  flag("-q,--quiet", o.quiet, "No summary when every worker succeeded", out);
-  flag("-S,--summary-always", o.summary_always, "Summary line for every worker, ok ones too", out);
+  add.flag("-N,--no-prefix", o.no_prefix, "Print lines without the worker prefix", out);
+  add.flag("--raw", o.raw,
+           "On a terminal too, print workers' bytes as they are (control characters and escape sequences unescaped)",
+           out);
+  add.flag("-q,--quiet", o.quiet, "No summary when every worker succeeded", out);
+  add.flag("-S,--summary-always", o.summary_always, "Summary line for every worker, ok ones too", out);
   // Counted across both parses (before and after a subcommand's name).
-  app.add_flag_function(free_names(app, "-v,--verbose"), [&o](std::int64_t n) { o.verbose += static_cast<int>(n); },
-                        "Debug log on stderr (repeat for more)")
+  add.app
+      .add_flag_function(free_names(add.app, "-v,--verbose"),
+                         [&o](std::int64_t n) { o.verbose += static_cast<int>(n); },
+                         "Debug log on stderr (repeat for more)")
       ->group(out);
-  flag("-b,--gather", o.gather,
-       "Print each distinct output once at the end, under the workers that printed it (as clush -b)", out);
+  add.flag("-b,--gather", o.gather,
+           "Print each distinct output once at the end, under the workers that printed it (as clush -b)", out);
   // A flag, so `--leader python train.py` leaves `python` to the command; a
   // worker is chosen with `--leader=LABEL`.
-  app.add_flag(free_names(app, "--leader{" + std::string(kFirstWorker) + "}"), o.leader,
-               "Stream the first worker (--leader=LABEL: that one) live; show the others at the end, only where "
-               "they differ from it")
+  add.app.add_flag(free_names(add.app, "--leader{" + std::string(kFirstWorker) + "}"), o.leader,
+                   "Stream the first worker (--leader=LABEL: that one) live; show the others at the end, only where "
+                   "they differ from it")
       ->option_text("[=LABEL]")
       ->group(out);
-  flag("--diff", o.diff,
-       "At the end, the most common output once, then every other as a unified diff against it (as clush --diff)",
-       out);
-  flag("--live", o.live,
-       "On a terminal: full screen, a row per worker (state, time, exit, last line); q leaves it once the run ends",
-       out);
-  flag("--json", o.json, "JSON Lines on stdout: every line, every worker's outcome, a summary (see tpush(1))", out);
-  option("--out-dir", o.out_dir, "DIR", "Also write each worker's output to DIR/LABEL.out and .err, and DIR/results.json",
-         out);
-  flag("--fail-fast", o.fail_fast, "Stop every worker as soon as one fails (non-zero exit, unreachable, lost)", out);
-  option("--color", o.color, "{auto,always,never}", "auto (default; a terminal only, honours NO_COLOR), always or never",
-         out)
+  add.flag("--diff", o.diff,
+           "At the end, the most common output once, then every other as a unified diff against it (as clush --diff)",
+           out);
+  add.flag("--live", o.live,
+           "On a terminal: full screen, a row per worker (state, time, exit, last line); q leaves it once the run ends",
+           out);
+  add.flag("--json", o.json, "JSON Lines on stdout: every line, every worker's outcome, a summary (see tpush(1))", out);
+  add.option("--out-dir", o.out_dir, "DIR",
+             "Also write each worker's output to DIR/LABEL.out and .err, and DIR/results.json", out);
+  add.flag("--fail-fast", o.fail_fast, "Stop every worker as soon as one fails (non-zero exit, unreachable, lost)",
+           out);
+  add.option("--color", o.color, "{auto,always,never}",
+             "auto (default; a terminal only, honours NO_COLOR), always or never", out)
       ->check(CLI::IsMember({"auto", "always", "never"}));
+}
 
-  option("--config", o.config_flag, "FILE",
-         "tpush's config file (default: $TPUSH_CONFIG, else ~/.config/tpush/config; none: no file)", "General");
-  flag("--version", version, "Print tpush's and libssh2's versions", "General");
+// The options every form of tpush takes, bound to `o`, group by group (the
+// order --help shows them in).
+void add_options(CLI::App& app, Options& o, bool& version) {
+  const OptionAdder add{app};
+  add_worker_options(add, o);
+  add_connection_options(add, o);
+  add_remote_options(add, o);
+  add_output_options(add, o);
+  add.option("--config", o.config_flag, "FILE",
+             "tpush's config file (default: $TPUSH_CONFIG, else ~/.config/tpush/config; none: no file)", "General");
+  add.flag("--version", version, "Print tpush's and libssh2's versions", "General");
 }
 
 // -h/--help, in the General group, after every other option.

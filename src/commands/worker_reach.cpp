@@ -2,6 +2,7 @@
 
 #include "tpush/inventory/tpu_access.h"
 #include "tpush/ssh/credentials.h"
+#include "tpush/ssh/session_watch.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/error.h"
 #include "tpush/util/string.h"
@@ -12,32 +13,31 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxJumpDepth = 8;  // a ProxyJump loop in ssh_config ends here
-constexpr int kDefaultConnectTimeout = 10;
 constexpr int kDefaultAliveInterval = 5;
 constexpr int kDefaultAliveCount = 3;
 
 template <typename T, typename U>
-Sourced<T> from_config(const ssh::ConfigField<U>& field) {
+Sourced<T> from_config(const ssh_config::ConfigField<U>& field) {
   return {static_cast<T>(*field.value), field.origin.to_string()};
 }
 
-ssh::HostKeyMode host_key_mode(ssh::StrictHostKeyChecking s) {
+ssh::HostKeyMode host_key_mode(ssh_config::StrictHostKeyChecking s) {
   switch (s) {
-    case ssh::StrictHostKeyChecking::yes: return ssh::HostKeyMode::yes;
-    case ssh::StrictHostKeyChecking::no: return ssh::HostKeyMode::no;
+    case ssh_config::StrictHostKeyChecking::yes: return ssh::HostKeyMode::yes;
+    case ssh_config::StrictHostKeyChecking::no: return ssh::HostKeyMode::no;
     // `ask` cannot be asked of a whole pod at once: a new key is recorded, as
     // with accept-new; a changed key still fails.
-    case ssh::StrictHostKeyChecking::ask:
-    case ssh::StrictHostKeyChecking::accept_new: return ssh::HostKeyMode::accept_new;
+    case ssh_config::StrictHostKeyChecking::ask:
+    case ssh_config::StrictHostKeyChecking::accept_new: return ssh::HostKeyMode::accept_new;
   }
   return ssh::HostKeyMode::accept_new;
 }
 
-int address_family(ssh::AddressFamily f) {
+int address_family(ssh_config::AddressFamily f) {
   switch (f) {
-    case ssh::AddressFamily::inet: return AF_INET;
-    case ssh::AddressFamily::inet6: return AF_INET6;
-    case ssh::AddressFamily::any: return AF_UNSPEC;
+    case ssh_config::AddressFamily::inet: return AF_INET;
+    case ssh_config::AddressFamily::inet6: return AF_INET6;
+    case ssh_config::AddressFamily::any: return AF_UNSPEC;
   }
   return AF_UNSPEC;
 }
@@ -67,12 +67,12 @@ std::string Reach::via_text() const {
 
 ReachPlanner::ReachPlanner(const Options& o, fs::path home, std::string local_user)
     : options_(o), home_(std::move(home)), local_user_(std::move(local_user)) {
-  ssh::SshConfigSources sources;
+  ssh_config::SshConfigSources sources;
   sources.options = o.ssh_options;
-  sources.files = ssh::ssh_config_files(home_, o.ssh_config_file);
+  sources.files = ssh_config::ssh_config_files(home_, o.ssh_config_file);
   sources.home = home_;
   sources.local_user = local_user_;
-  config_ = ssh::SshConfig::load_or_throw(sources);
+  config_ = ssh_config::SshConfig::load_or_throw(sources);
   // What every host without settings of its own gets, made once: paths are
   // parsed into components when made, and the default keys are looked for on
   // disk (4 stats a host, 400,000 for a 100k range, before this).
@@ -90,7 +90,7 @@ Reach ReachPlanner::plan(const inventory::Worker& w) const {
 
 void ReachPlanner::plan(const inventory::Worker& w, ReachScratch& scratch) const {
   Reach& r = scratch.reach;
-  ssh::HostQuery q;
+  ssh_config::HostQuery q;
   q.host = w.target.host;
   // A user@ or :port written in the host list is that host's own and wins;
   // -l and -p are the defaults for hosts that name none (pdsh's and pssh's
@@ -129,9 +129,9 @@ void ReachPlanner::plan(const inventory::Worker& w, ReachScratch& scratch) const
   }
 }
 
-void ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int depth, Reach& r,
+void ReachPlanner::plan_host(const ssh_config::HostQuery& query, bool is_jump, int depth, Reach& r,
                              const void** copy_of) const {
-  // Hosts that ssh_config treats alike (ssh::SshConfig::sharing_key) are
+  // Hosts that ssh_config treats alike (ssh_config::SshConfig::sharing_key) are
   // reached alike but for the name, when none is set: planned once, then
   // copied, unless `r` is a copy of the same already (*copy_of says).
   std::optional<std::string> key = config_.sharing_key(query);
@@ -156,22 +156,31 @@ void ReachPlanner::plan_host(const ssh::HostQuery& query, bool is_jump, int dept
   }
 }
 
-Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, int depth) const {
-  const ssh::HostConfig c = config_.resolve(query);
+std::string ReachPlanner::config_origin(const char* key) const { return "config " + options_.from_config.at(key); }
+
+Reach ReachPlanner::plan_host_afresh(const ssh_config::HostQuery& query, bool is_jump, int depth) const {
+  const ssh_config::HostConfig c = config_.resolve(query);
   if (!c.errors.empty())
     throw UsageError("ssh_config for host " + query.host + ": " + c.errors.front());
   Reach r;
 
   r.hostname = c.hostname.is_set() ? from_config<std::string>(c.hostname) : Sourced<std::string>{query.host, ""};
   const ReachDefaults& mine = options_.reach_defaults;  // tpush's config file
-  const auto config_origin = [&](const char* key) { return "config " + options_.from_config.at(key); };
   r.port = c.port.is_set() ? from_config<std::uint16_t>(c.port)
            : mine.port     ? Sourced<std::uint16_t>{mine.port, config_origin("port")}
                            : Sourced<std::uint16_t>{22, "default"};
   r.user = c.user.is_set()      ? from_config<std::string>(c.user)
            : !mine.user.empty() ? Sourced<std::string>{mine.user, config_origin("user")}
                                 : Sourced<std::string>{local_user_, "$USER"};
+  plan_keys(c, r);
+  plan_way(c, is_jump, depth, r);
+  plan_deadlines(c, r);
+  plan_host_keys(c, r);
+  return r;
+}
 
+void ReachPlanner::plan_keys(const ssh_config::HostConfig& c, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   // -i first (for jump hosts too: keys are keys), then IdentityFile lines, then
   // the config file's; tpush's default keys when none names one (an
   // `IdentityFile none` line counts as naming one, as in ssh).
@@ -189,12 +198,15 @@ Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, 
     else if (!agent.empty() && agent.front() == '$') agent = util::env_value(agent.c_str() + 1).value_or("none");
     r.identity_agent = {agent, c.identity_agent.origin.to_string()};
   }
+}
 
+void ReachPlanner::plan_way(const ssh_config::HostConfig& c, bool is_jump, int depth, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   // The way there: -J (the workers only), else ProxyJump / ProxyCommand, else
   // the config file's jump.
   const auto jump_through = [&](const std::string& jump, const std::string& from) {
-    ssh::ProxyJumpValue value;
-    if (const std::string err = ssh::parse_proxy_jump(jump, value); !err.empty())
+    ssh_config::ProxyJumpValue value;
+    if (const std::string err = ssh_config::parse_proxy_jump(jump, value); !err.empty())
       throw UsageError((from == "-J" ? "-J " : from + ": jump = ") + jump + ": " + err + " (write " +
                        (from == "-J" ? "-J " : "jump = ") + "[user@]host[:port][,...])");
     if (!value.none) {
@@ -206,23 +218,26 @@ Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, 
   if (!is_jump && !options_.jump.empty()) {
     jump_through(options_.jump, "-J");
   } else if (c.proxy.is_set()) {
-    const ssh::ProxySetting& p = *c.proxy.value;
+    const ssh_config::ProxySetting& p = *c.proxy.value;
     r.via_from = c.proxy.origin.to_string();
-    if (p.kind == ssh::ProxySetting::Kind::command) {
+    if (p.kind == ssh_config::ProxySetting::Kind::command) {
       r.via = Reach::Via::command;
       r.proxy_command = {p.command, r.via_from};
-    } else if (p.kind == ssh::ProxySetting::Kind::jump && !p.jump.none) {
+    } else if (p.kind == ssh_config::ProxySetting::Kind::jump && !p.jump.none) {
       r.via = Reach::Via::jump;
       r.jump = plan_jump(p.jump.hops, depth);
     }
   } else if (!is_jump && !mine.jump.empty()) {
     jump_through(mine.jump, config_origin("jump"));
   }
+}
 
+void ReachPlanner::plan_deadlines(const ssh_config::HostConfig& c, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   r.connect_timeout = options_.connect_timeout ? Sourced<int>{*options_.connect_timeout, "--connect-timeout"}
                       : c.connect_timeout.is_set() ? from_config<int>(c.connect_timeout)
                       : mine.connect_timeout       ? Sourced<int>{*mine.connect_timeout, config_origin("connect-timeout")}
-                                                   : Sourced<int>{kDefaultConnectTimeout, "default"};
+                                                   : Sourced<int>{static_cast<int>(ssh::kDefaultConnectTimeout.count()), "default"};
   // ServerAliveInterval 0 is OpenSSH's "off"; tpush never waits forever on a
   // silent worker, so 0 leaves its own default.
   if (options_.alive_interval) r.alive_interval = {*options_.alive_interval, "--alive-interval"};
@@ -237,7 +252,10 @@ Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, 
                                                          : Sourced<int>{1, "default"};
   if (c.address_family.is_set())
     r.address_family = {address_family(*c.address_family.value), c.address_family.origin.to_string()};
+}
 
+void ReachPlanner::plan_host_keys(const ssh_config::HostConfig& c, Reach& r) const {
+  const ReachDefaults& mine = options_.reach_defaults;
   if (options_.host_key_check)
     r.host_key_check = {ssh::parse_host_key_mode(*options_.host_key_check), "--host-key-check"};
   else if (c.strict_host_key_checking.is_set())
@@ -259,16 +277,15 @@ Reach ReachPlanner::plan_host_afresh(const ssh::HostQuery& query, bool is_jump, 
   r.global_known_hosts.value.push_back(gcloud_known_hosts_);
   r.host_key_alias = c.host_key_alias.is_set() ? from_config<std::string>(c.host_key_alias)
                                                : Sourced<std::string>{"", "default"};
-  return r;
 }
 
-std::vector<JumpHopReach> ReachPlanner::plan_jump(const std::vector<ssh::JumpHop>& hops, int depth) const {
+std::vector<JumpHopReach> ReachPlanner::plan_jump(const std::vector<ssh_config::JumpHop>& hops, int depth) const {
   if (depth >= kMaxJumpDepth)
     throw UsageError("ProxyJump goes through more than " + std::to_string(kMaxJumpDepth) +
                      " jump hosts (a loop in ssh_config? check the ProxyJump lines with ssh -G HOST)");
   std::vector<JumpHopReach> out;
   for (std::size_t i = 0; i < hops.size(); ++i) {
-    ssh::HostQuery q;
+    ssh_config::HostQuery q;
     q.host = hops[i].host;
     if (!hops[i].user.empty()) q.user = hops[i].user, q.user_from = "jump host";
     if (hops[i].port > 0) q.port = static_cast<std::uint16_t>(hops[i].port), q.port_from = "jump host";

@@ -4,7 +4,8 @@
 #include <string_view>
 #include <utility>
 
-#include "tpush/inventory/host_list.h"
+#include "tpush/inventory/host_pattern.h"
+#include "tpush/inventory/hosts_file.h"
 #include "tpush/util/error.h"
 
 namespace tpush::inventory {

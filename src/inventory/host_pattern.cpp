@@ -24,12 +24,9 @@ bool all_digits(string_view s) {
   return !s.empty();
 }
 
-// An item without the blanks and newlines around it.
-string_view trim_item(string_view s) {
-  while (!s.empty() && (is_list_blank(s.front()) || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (is_list_blank(s.back()) || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
+// An item without the blanks and newlines around it (the list blanks and '\n':
+// util::trim's set).
+string_view trim_item(string_view s) { return util::trim(s); }
 
 // pdsh's `RCMD_TYPE:` before a host (exec:host, ssh:user@host), which reads like a
 // host:port here: refused with a message that says so.
@@ -183,6 +180,25 @@ std::vector<std::string> expand_range_group(string_view content, string_view ite
   return values;
 }
 
+// The first run of bytes in `text` that no host list holds, as {offset, length}:
+// what does not print (util::unprintable_length), but for the blanks that
+// separate items.
+std::optional<std::pair<std::size_t, std::size_t>> non_text(string_view text) {
+  const auto bad_at = [&](std::size_t i) { return is_list_blank(text[i]) ? 0 : util::unprintable_length(text, i); };
+  constexpr std::size_t kShown = 8;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t n = bad_at(i);
+    if (n == 0) {
+      i += util::utf8_length(text, i);
+      continue;
+    }
+    std::size_t end = i + n;
+    while (end < text.size() && end - i < kShown && (n = bad_at(end)) > 0) end += n;
+    return std::pair{i, end - i};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 HostPattern::HostPattern(string_view pattern, string_view item, std::size_t at) : item_(item) {
@@ -330,13 +346,13 @@ std::string host_text(const std::string& host, uint16_t port) {
 
 void fail_host_list(string_view item, const std::string& detail) { throw bad_host_list(item, detail); }
 
+namespace {
+constexpr string_view kListBlanks = " \t\r\v\f";  // what is_list_blank() takes
+}  // namespace
+
 bool is_list_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
-string_view trim_blanks(string_view text) {
-  while (!text.empty() && is_list_blank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_list_blank(text.back())) text.remove_suffix(1);
-  return text;
-}
+string_view trim_blanks(string_view text) { return util::trim(text, kListBlanks); }
 
 std::string column_text(std::size_t offset) { return "column " + std::to_string(offset + 1); }
 
@@ -369,5 +385,27 @@ std::string escape_for_message(string_view text) {
 }
 
 std::string quote_for_message(string_view text) { return "'" + escape_for_message(text) + "'"; }
+
+void check_host_text(string_view text, string_view file) {
+  const auto bad = non_text(text);
+  if (!bad) return;
+  const string_view run = text.substr(bad->first, bad->second);
+  const std::string convert =
+      file.empty() ? std::string("write host names in ASCII or UTF-8")
+                   : "a hosts file is ASCII or UTF-8 text; convert it, e.g. iconv -f UTF-16 -t UTF-8 " +
+                         escape_for_message(file) + " > hosts.utf8";
+  std::string what, fix;
+  if (run.find('\0') != string_view::npos) {
+    what = "a NUL byte", fix = convert;
+  } else if (run.starts_with("\xef\xbb\xbf")) {
+    what = "a byte-order mark", fix = file.empty() ? "remove it" : "save the file without one";
+  } else if (util::is_utf8(run)) {
+    what = "a control character", fix = "remove it";
+  } else {
+    what = "not UTF-8 text", fix = convert;
+  }
+  fail_host_list(text, quote_for_message(run) + " at " + column_text(bad->first) + " cannot be in a host name: " +
+                           what + " (" + fix + ")");
+}
 
 }  // namespace tpush::inventory

@@ -8,8 +8,10 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -382,6 +384,191 @@ struct Target {
   std::vector<std::size_t> jobs;  // node jobs, in slice order
 };
 
+// The refs a name may mean, and where their zone came from: a full resource
+// name is one ref; a short name is one per zone of the query's project. Zone
+// and project are looked up only when a short name needs them, and once.
+class RefLookup {
+ public:
+  explicit RefLookup(const TpuQuery& q) : q_(q) {}
+
+  std::pair<std::vector<TpuNodeRef>, std::string> operator()(const std::string& text) {
+    if (auto full = parse_full_name(text)) {
+      validate("project", full->project, project_re());
+      validate("zone", full->zone, zone_re());
+      validate("name", full->name, name_re());
+      return std::pair{std::vector<TpuNodeRef>{*full}, std::string("the full resource name")};
+    }
+    validate("TPU or queued resource name", text, name_re());
+    if (!project_) project_ = resolve_project(q_);
+    if (!zones_) zones_ = resolve_zones(q_);
+    validate("project", project_->values.at(0), project_re());
+    std::vector<TpuNodeRef> refs;
+    for (const auto& z : zones_->values) {
+      validate("zone", z, zone_re());
+      refs.push_back({project_->values.at(0), z, text});
+    }
+    if (refs.empty()) throw UsageError("--zone is empty");
+    return std::pair{refs, zones_->origin};
+  }
+
+ private:
+  const TpuQuery& q_;
+  std::optional<Setting> project_, zones_;
+};
+
+// Describes the queued resources (in parallel) and adds a target for each,
+// with a node job per slice.
+void add_queued_resources(const std::vector<std::string>& qr_names, RefLookup& refs_for, const TpuQuery& q,
+                          const TpuCache& cache, std::vector<Target>& targets, std::vector<NodeJob>& jobs,
+                          std::vector<std::string>& warnings) {
+  std::vector<QrJob> qr_jobs;
+  for (const auto& name : qr_names) {
+    auto [refs, origin] = refs_for(name);
+    QrJob job;
+    job.candidates = refs;
+    job.zone_origin = origin;
+    qr_jobs.push_back(std::move(job));
+  }
+  run_parallel(qr_jobs, [&](QrJob& job) { resolve_qr(job, q, cache); });
+  for (auto& job : qr_jobs) {
+    if (job.error) std::rethrow_exception(job.error);
+    warnings.insert(warnings.end(), job.warnings.begin(), job.warnings.end());
+    Target t{job.qr.ref.name, true, {}};
+    for (std::size_t s = 0; s < job.qr.nodes.size(); ++s) {
+      NodeJob nj;
+      nj.candidates = {job.qr.nodes[s]};
+      nj.zone_origin = "queued resource " + job.qr.ref.name;
+      nj.slice = static_cast<int>(s);
+      nj.queued_resource = job.qr.ref.name;
+      t.jobs.push_back(jobs.size());
+      jobs.push_back(std::move(nj));
+    }
+    targets.push_back(std::move(t));
+  }
+}
+
+// Turns the selected workers of resolved nodes into tpush workers and their
+// origins, asking for the OS Login user once, when a node first needs it.
+class WorkerMaker {
+ public:
+  WorkerMaker(const TpuQuery& q, const TpuCache& cache, const WorkerSelection& selection, bool prefix_names)
+      : q_(q), cache_(cache), selection_(selection), prefix_names_(prefix_names) {}
+
+  // The selected workers of one node of `t`, appended to `res`.
+  void add_node(const Target& t, const NodeJob& job, TpuResolution& res) {
+    const TpuNode& node = job.node;
+    const int n = static_cast<int>(node.workers.size());
+    const std::string shown = t.is_qr ? t.name + " slice " + std::to_string(job.slice) + " (" +
+                                            node.ref.name + ")"
+                                      : node.ref.name;
+    for (int w : selection_.resolve(n, shown)) {
+      const TpuEndpoint& ep = node.workers[static_cast<std::size_t>(w)];
+      res.workers.push_back(worker(t, job, w, ep, shown));
+      res.origins.push_back(origin(job, w, ep));
+    }
+  }
+
+  // A warning for the TPUs reached at internal addresses without being asked to.
+  void warn_no_external(std::vector<std::string>& warnings) const {
+    for (const auto& tpu : no_external_)
+      warnings.push_back("TPU " + tpu + " has no external IP: connecting to its internal addresses; from outside "
+                         "its VPC use --tunnel-through-iap, or --internal-ip to say that is what you want");
+  }
+
+ private:
+  Worker worker(const Target& t, const NodeJob& job, int w, const TpuEndpoint& ep, const std::string& shown) {
+    const TpuNode& node = job.node;
+    Worker worker;
+    const bool external = !q_.internal_ip && !q_.tunnel_through_iap && !ep.external_ip.empty();
+    worker.target.host = external ? ep.external_ip : ep.internal_ip;
+    worker.target.text = worker.target.host;
+    if (!external && !q_.internal_ip && !q_.tunnel_through_iap) no_external_.insert(shown);
+    if (q_.tunnel_through_iap) {
+      auto name = job.hostnames.find(w);
+      if (name == job.hostnames.end())
+        throw SetupError("no instance name for worker " + std::to_string(w) + " of TPU " + node.ref.text() +
+                         " in its guest attributes (the `hostname` key), which --tunnel-through-iap needs: is "
+                         "the worker up? retry with --refresh");
+      worker.iap = std::make_shared<const IapWorker>(
+          IapWorker{name->second, node.ref.zone, node.ref.project, node.ref.text()});
+    }
+    if (job.oslogin) {
+      if (!login_) login_ = os_login_user(q_, cache_);
+      worker.target.user = *login_;
+      worker.user_from = "OS Login profile";
+    }
+    worker.key_hint = key_propagation_hint(node.ref.name, node.ref.zone, node.ref.project, job.oslogin);
+    std::string label = "w" + std::to_string(w);
+    if (t.is_qr) label = "s" + std::to_string(job.slice) + label;
+    if (prefix_names_) label = t.name + "/" + label;
+    worker.label = label;
+
+    std::optional<std::string> key;
+    if (job.host_keys) {
+      if (auto it = job.host_keys->find(w); it != job.host_keys->end()) key = it->second;
+    }
+    if (q_.fetch_host_keys) {
+      if (!key) {
+        throw SetupError("no ssh-ed25519 host key for worker " + std::to_string(w) + " of TPU " +
+                         node.ref.text() + " in its guest attributes (is the worker up? drop "
+                         "--fetch-host-keys to verify against known_hosts instead)");
+      }
+      worker.pinned_host_key = "ssh-ed25519 " + *key;
+    }
+    worker.host_key_aliases = tpu_host_key_aliases(node.id, w, key);
+    const int n = static_cast<int>(node.workers.size());
+    worker.env.emplace_back("TPUSH_WORKER", std::to_string(w));
+    worker.env.emplace_back("TPUSH_NUM_WORKERS", std::to_string(n));
+    if (t.is_qr) {
+      worker.env.emplace_back("TPUSH_SLICE", std::to_string(job.slice));
+      worker.env.emplace_back("TPUSH_NUM_SLICES", std::to_string(t.jobs.size()));
+    }
+    return worker;
+  }
+
+  static WorkerOrigin origin(const NodeJob& job, int w, const TpuEndpoint& ep) {
+    const TpuNode& node = job.node;
+    WorkerOrigin o;
+    o.tpu = node.ref.name;
+    o.project = node.ref.project;
+    o.zone = node.ref.zone;
+    o.queued_resource = job.queued_resource;
+    o.node_id = node.id;
+    o.worker = w;
+    o.num_workers = static_cast<int>(node.workers.size());
+    o.slice = job.slice;
+    o.internal_ip = ep.internal_ip;
+    o.external_ip = ep.external_ip;
+    if (auto name = job.hostnames.find(w); name != job.hostnames.end()) o.instance = name->second;
+    o.oslogin = job.oslogin;
+    o.from_cache = job.from_cache;
+    o.fetched_at = job.fetched_at;
+    return o;
+  }
+
+  const TpuQuery& q_;
+  const TpuCache& cache_;
+  const WorkerSelection& selection_;
+  const bool prefix_names_;
+  std::set<std::string> no_external_;  // TPUs reached at internal addresses without being asked to
+  std::optional<std::string> login_;   // the OS Login user name, asked once
+};
+
+// Where the nodes came from, for `tpush workers -v` and the log: gcloud, the
+// cache, or how many of each.
+std::string resolution_source(const std::vector<NodeJob>& jobs, std::size_t cached) {
+  if (jobs.size() == 1) {
+    const NodeJob& job = jobs.front();
+    const std::string what = job.node.ref.name + " (" + job.node.ref.project + "/" + job.node.ref.zone + ")";
+    return job.from_cache ? "cache (gcloud describe " + what + " at " + job.fetched_at + ")"
+                          : "gcloud describe " + what;
+  }
+  std::string s;
+  if (jobs.size() - cached > 0) s += "gcloud describe (" + std::to_string(jobs.size() - cached) + " TPUs)";
+  if (cached > 0) s += std::string(s.empty() ? "" : ", ") + "cache (" + std::to_string(cached) + " TPUs)";
+  return s;
+}
+
 }  // namespace
 
 fs::path default_tpu_cache_dir() {
@@ -401,28 +588,7 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
   if (q.gcloud_timeout.count() <= 0) throw UsageError("--gcloud-timeout must be at least 1 second");
 
   const TpuCache cache(q.cache_dir.empty() ? default_tpu_cache_dir() : q.cache_dir);
-
-  // Zone and project are looked up only when a short name needs them.
-  std::optional<Setting> project, zones;
-  auto refs_for = [&](const std::string& text) {
-    if (auto full = parse_full_name(text)) {
-      validate("project", full->project, project_re());
-      validate("zone", full->zone, zone_re());
-      validate("name", full->name, name_re());
-      return std::pair{std::vector<TpuNodeRef>{*full}, std::string("the full resource name")};
-    }
-    validate("TPU or queued resource name", text, name_re());
-    if (!project) project = resolve_project(q);
-    if (!zones) zones = resolve_zones(q);
-    validate("project", project->values.at(0), project_re());
-    std::vector<TpuNodeRef> refs;
-    for (const auto& z : zones->values) {
-      validate("zone", z, zone_re());
-      refs.push_back({project->values.at(0), z, text});
-    }
-    if (refs.empty()) throw UsageError("--zone is empty");
-    return std::pair{refs, zones->origin};
-  };
+  RefLookup refs_for(q);
 
   std::vector<Target> targets;
   std::vector<NodeJob> jobs;
@@ -434,32 +600,8 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
     targets.push_back({refs.front().name, false, {jobs.size()}});
     jobs.push_back(std::move(job));
   }
-
   // Queued resources first: their describe names the nodes.
-  std::vector<QrJob> qr_jobs;
-  for (const auto& name : qr_names) {
-    auto [refs, origin] = refs_for(name);
-    QrJob job;
-    job.candidates = refs;
-    job.zone_origin = origin;
-    qr_jobs.push_back(std::move(job));
-  }
-  run_parallel(qr_jobs, [&](QrJob& job) { resolve_qr(job, q, cache); });
-  for (auto& job : qr_jobs) {
-    if (job.error) std::rethrow_exception(job.error);
-    res.warnings.insert(res.warnings.end(), job.warnings.begin(), job.warnings.end());
-    Target t{job.qr.ref.name, true, {}};
-    for (std::size_t s = 0; s < job.qr.nodes.size(); ++s) {
-      NodeJob nj;
-      nj.candidates = {job.qr.nodes[s]};
-      nj.zone_origin = "queued resource " + job.qr.ref.name;
-      nj.slice = static_cast<int>(s);
-      nj.queued_resource = job.qr.ref.name;
-      t.jobs.push_back(jobs.size());
-      jobs.push_back(std::move(nj));
-    }
-    targets.push_back(std::move(t));
-  }
+  add_queued_resources(qr_names, refs_for, q, cache, targets, jobs, res.warnings);
 
   ProjectInfoCalls projects(q.gcloud_timeout, q.interrupt_fd);
   run_parallel(jobs, [&](NodeJob& job) { resolve_node(job, q, cache, projects); });
@@ -467,104 +609,19 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
     if (job.error) std::rethrow_exception(job.error);
   }
 
-  const bool prefix_names = targets.size() > 1;
+  WorkerMaker maker(q, cache, selection, /*prefix_names=*/targets.size() > 1);
   std::size_t cached = 0;
-  std::set<std::string> no_external;  // TPUs reached at internal addresses without being asked to
-  std::optional<std::string> login;   // the OS Login user name, asked once
   for (const Target& t : targets) {
-    const int num_slices = static_cast<int>(t.jobs.size());
     for (std::size_t ji : t.jobs) {
-      NodeJob& job = jobs[ji];
+      const NodeJob& job = jobs[ji];
       res.warnings.insert(res.warnings.end(), job.warnings.begin(), job.warnings.end());
       if (job.from_cache) ++cached;
-      const TpuNode& node = job.node;
-      const int n = static_cast<int>(node.workers.size());
-      const std::string shown = t.is_qr ? t.name + " slice " + std::to_string(job.slice) + " (" +
-                                              node.ref.name + ")"
-                                        : node.ref.name;
-      for (int w : selection.resolve(n, shown)) {
-        const TpuEndpoint& ep = node.workers[static_cast<std::size_t>(w)];
-        Worker worker;
-        const bool external = !q.internal_ip && !q.tunnel_through_iap && !ep.external_ip.empty();
-        worker.target.host = external ? ep.external_ip : ep.internal_ip;
-        worker.target.text = worker.target.host;
-        if (!external && !q.internal_ip && !q.tunnel_through_iap) no_external.insert(shown);
-        if (q.tunnel_through_iap) {
-          auto name = job.hostnames.find(w);
-          if (name == job.hostnames.end())
-            throw SetupError("no instance name for worker " + std::to_string(w) + " of TPU " + node.ref.text() +
-                             " in its guest attributes (the `hostname` key), which --tunnel-through-iap needs: is "
-                             "the worker up? retry with --refresh");
-          worker.iap = std::make_shared<const IapWorker>(
-              IapWorker{name->second, node.ref.zone, node.ref.project, node.ref.text()});
-        }
-        if (job.oslogin) {
-          if (!login) login = os_login_user(q, cache);
-          worker.target.user = *login;
-          worker.user_from = "OS Login profile";
-        }
-        worker.key_hint = key_propagation_hint(node.ref.name, node.ref.zone, node.ref.project, job.oslogin);
-        std::string label = "w" + std::to_string(w);
-        if (t.is_qr) label = "s" + std::to_string(job.slice) + label;
-        if (prefix_names) label = t.name + "/" + label;
-        worker.label = label;
-
-        std::optional<std::string> key;
-        if (job.host_keys) {
-          if (auto it = job.host_keys->find(w); it != job.host_keys->end()) key = it->second;
-        }
-        if (q.fetch_host_keys) {
-          if (!key) {
-            throw SetupError("no ssh-ed25519 host key for worker " + std::to_string(w) + " of TPU " +
-                             node.ref.text() + " in its guest attributes (is the worker up? drop "
-                             "--fetch-host-keys to verify against known_hosts instead)");
-          }
-          worker.pinned_host_key = "ssh-ed25519 " + *key;
-        }
-        worker.host_key_aliases = tpu_host_key_aliases(node.id, w, key);
-        worker.env.emplace_back("TPUSH_WORKER", std::to_string(w));
-        worker.env.emplace_back("TPUSH_NUM_WORKERS", std::to_string(n));
-        if (t.is_qr) {
-          worker.env.emplace_back("TPUSH_SLICE", std::to_string(job.slice));
-          worker.env.emplace_back("TPUSH_NUM_SLICES", std::to_string(num_slices));
-        }
-        res.workers.push_back(std::move(worker));
-
-        WorkerOrigin o;
-        o.tpu = node.ref.name;
-        o.project = node.ref.project;
-        o.zone = node.ref.zone;
-        o.queued_resource = job.queued_resource;
-        o.node_id = node.id;
-        o.worker = w;
-        o.num_workers = n;
-        o.slice = job.slice;
-        o.internal_ip = ep.internal_ip;
-        o.external_ip = ep.external_ip;
-        if (auto name = job.hostnames.find(w); name != job.hostnames.end()) o.instance = name->second;
-        o.oslogin = job.oslogin;
-        o.from_cache = job.from_cache;
-        o.fetched_at = job.fetched_at;
-        res.origins.push_back(std::move(o));
-      }
+      maker.add_node(t, job, res);
     }
   }
   res.from_cache = cached > 0;
-  for (const auto& tpu : no_external)
-    res.warnings.push_back("TPU " + tpu + " has no external IP: connecting to its internal addresses; from outside "
-                           "its VPC use --tunnel-through-iap, or --internal-ip to say that is what you want");
-
-  if (jobs.size() == 1) {
-    const NodeJob& job = jobs.front();
-    const std::string what = job.node.ref.name + " (" + job.node.ref.project + "/" + job.node.ref.zone + ")";
-    res.source = job.from_cache ? "cache (gcloud describe " + what + " at " + job.fetched_at + ")"
-                                : "gcloud describe " + what;
-  } else {
-    std::string s;
-    if (jobs.size() - cached > 0) s += "gcloud describe (" + std::to_string(jobs.size() - cached) + " TPUs)";
-    if (cached > 0) s += std::string(s.empty() ? "" : ", ") + "cache (" + std::to_string(cached) + " TPUs)";
-    res.source = s;
-  }
+  maker.warn_no_external(res.warnings);
+  res.source = resolution_source(jobs, cached);
   return res;
 }
 

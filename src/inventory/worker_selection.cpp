@@ -1,7 +1,5 @@
 #include "tpush/inventory/worker_selection.h"
 
-#include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <set>
 #include <string_view>
@@ -35,10 +33,7 @@ WorkerSelection WorkerSelection::parse(const std::string& raw) {
   WorkerSelection sel;
   std::string text = util::trimmed(raw);
   sel.text_ = text;
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "all") return sel;
+  if (util::iequals(text, "all")) return sel;
 
   std::set<int> picked;
   std::string_view rest = text;

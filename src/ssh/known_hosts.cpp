@@ -18,6 +18,8 @@
 #include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 #include "tpush/util/file.h"
+#include "tpush/util/pattern.h"
+#include "tpush/util/string.h"
 
 namespace tpush::ssh {
 
@@ -25,13 +27,6 @@ namespace {
 
 constexpr size_t kSha1Len = 20;  // salt and HMAC length of |1| hashed names
 constexpr std::string_view kBlanks = " \t";
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
 
 // Splits off the next blank-separated token of `rest`.
 std::string_view next_token(std::string_view& rest) {
@@ -100,47 +95,6 @@ std::optional<HostKey> parse_key_fields(std::string_view text, std::string& erro
     return std::nullopt;
   }
   return HostKey{std::string(type), std::move(*blob)};
-}
-
-// OpenSSH's match_pattern: `*` any run, `?` any one character.
-bool glob_match(std::string_view s, std::string_view p) {
-  size_t si = 0, pi = 0;
-  size_t star = std::string_view::npos, star_s = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
-      ++si;
-      ++pi;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      star_s = si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++star_s;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
-}
-
-// OpenSSH's match_hostname: 1 on a positive match, -1 if a negated pattern
-// matches (which excludes the line), 0 otherwise. `name` is lowercase.
-int match_pattern_list(std::string_view name, std::string_view list) {
-  bool positive = false;
-  while (true) {
-    const size_t comma = list.find(',');
-    std::string_view sub = list.substr(0, comma);
-    const bool negated = !sub.empty() && sub.front() == '!';
-    if (negated) sub.remove_prefix(1);
-    if (glob_match(name, lowercase(sub))) {
-      if (negated) return -1;
-      positive = true;
-    }
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return positive ? 1 : 0;
 }
 
 // HMAC-SHA1 (RFC 2104) over a fetched-once SHA-1 and a per-thread digest
@@ -219,8 +173,8 @@ std::optional<HostKey> parse_public_key(std::string_view text) {
 }
 
 std::string known_hosts_name(std::string_view host, uint16_t port) {
-  if (port == 0 || port == 22) return lowercase(host);
-  return "[" + lowercase(host) + "]:" + std::to_string(port);
+  if (port == 0 || port == 22) return util::ascii_lowercase(host);
+  return "[" + util::ascii_lowercase(host) + "]:" + std::to_string(port);
 }
 
 void KnownHosts::load(const std::filesystem::path& file) {
@@ -324,7 +278,8 @@ bool KnownHosts::entry_matches(const Entry& entry, const std::vector<std::string
       const std::string_view salt(reinterpret_cast<const char*>(entry.salt.data()), kSha1Len);
       if (hmac_sha1(salt, name, mac) && CRYPTO_memcmp(mac.data(), entry.hmac.data(), kSha1Len) == 0)
         return true;
-    } else if (match_pattern_list(name, entry.hosts) == 1) {
+    } else if (util::pattern_list_match(name, entry.hosts, /*lower_patterns=*/true) ==
+               util::PatternListMatch::positive) {  // `name` is lowercase already
       return true;
     }
   }

@@ -7,15 +7,17 @@
 namespace tpush::util {
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+constexpr std::string_view kBlanks = " \t\r\n\v\f";
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 }  // namespace
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
+std::string_view trim(std::string_view s) { return trim(s, kBlanks); }
+
+std::string_view trim(std::string_view s, std::string_view blanks) {
+  const std::size_t first = s.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(blanks) - first + 1);
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {

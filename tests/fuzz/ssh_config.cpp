@@ -7,9 +7,9 @@
 #include <cctype>
 
 #include "fuzz_support.h"
-#include "tpush/ssh/ssh_config.h"
+#include "tpush/ssh_config/config.h"
 
-using namespace tpush::ssh;
+using namespace tpush::ssh_config;
 
 namespace {
 

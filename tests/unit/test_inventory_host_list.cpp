@@ -25,8 +25,6 @@ using tpush::test::TempDir;
 
 using tpush::UsageError;
 using tpush::test::error_of;
-using tpush::inventory::dedup_hosts;
-using tpush::inventory::exclude_hosts;
 using tpush::inventory::expand_host_list;
 using tpush::inventory::HostSpec;
 using tpush::inventory::parse_hosts_text;
@@ -340,39 +338,6 @@ TEST_CASE("host list: ^FILE splices a hosts file in place") {
   // The same file twice (not nested) is fine, and deduplicated.
   CHECK(texts(expand_host_list("^" + file.string() + ",^" + file.string())) ==
         std::vector<std::string>{"b", "c:2222"});
-}
-
-TEST_CASE("host list: dedup_hosts") {
-  std::vector<HostSpec> hosts{{"", "a", 0, "a"},  {"", "b", 0, "b"},     {"", "a", 0, "a"},
-                              {"u", "a", 0, "a"}, {"", "a", 22, "a:22"}, {"", "b", 0, "b-label"}};
-  const auto unique = dedup_hosts(hosts);
-  REQUIRE(unique.size() == 4);
-  CHECK(unique[0] == hosts[0]);
-  CHECK(unique[1] == hosts[1]);  // the first b, with its own text
-  CHECK(unique[2] == hosts[3]);
-  CHECK(unique[3] == hosts[4]);
-  CHECK(dedup_hosts({}).empty());
-}
-
-TEST_CASE("host list: exclude_hosts") {
-  const auto all = expand_host_list("a,alice@b,c:2222,alice@c,d,bob@d:22");
-
-  CHECK(names(exclude_hosts(all, expand_host_list("a,d"))) ==
-        std::vector<std::string>{"b", "c", "c"});
-  // A user in the exclusion must match.
-  CHECK(texts(exclude_hosts(all, expand_host_list("bob@b,alice@c"))) ==
-        std::vector<std::string>{"a", "b", "c:2222", "d", "d:22"});
-  // A port in the exclusion must match.
-  CHECK(texts(exclude_hosts(all, expand_host_list("c:2222,d:2200"))) ==
-        std::vector<std::string>{"a", "b", "c", "d", "d:22"});
-  // Both.
-  CHECK(texts(exclude_hosts(all, expand_host_list("bob@d:22"))) ==
-        std::vector<std::string>{"a", "b", "c:2222", "c", "d"});
-  // Ranges in exclusions, and names that match nothing.
-  CHECK(names(exclude_hosts(expand_host_list("n[1-5]"), expand_host_list("n[2-3],zz"))) ==
-        std::vector<std::string>{"n1", "n4", "n5"});
-  CHECK(exclude_hosts(all, {}) == all);
-  CHECK(exclude_hosts({}, all).empty());
 }
 
 // --- Lists as pdsh and clush users write them -------------------------------------

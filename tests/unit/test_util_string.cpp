@@ -23,6 +23,11 @@ TEST_CASE("strings: edit distance") {
 TEST_CASE("strings: trim, join and split") {
   CHECK(trim(" \t a b \r\n") == "a b");
   CHECK(trim("   ").empty());
+  CHECK(trim("\v\fa\f") == "a");
+  CHECK(trim(" \ta\v\r", " \t\r") == "a\v");  // only the blanks given
+  CHECK(trim("xxaxbxx", "x") == "axb");
+  CHECK(trim("xx", "x").empty());
+  CHECK(trim("", "x").empty());
   CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
   CHECK(join({}, ",").empty());
   CHECK(split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});

@@ -21,7 +21,7 @@
 #include "tpush/commands/options.h"
 #include "tpush/inventory/worker.h"
 #include "tpush/ssh/host_key_policy.h"
-#include "tpush/ssh/ssh_config.h"
+#include "tpush/ssh_config/config.h"
 
 namespace tpush::commands {
 
@@ -101,15 +101,23 @@ class ReachPlanner {
   const std::filesystem::path& home() const { return home_; }
 
  private:
-  void plan_host(const ssh::HostQuery& query, bool is_jump, int depth, Reach& r,
+  void plan_host(const ssh_config::HostQuery& query, bool is_jump, int depth, Reach& r,
                  const void** copy_of = nullptr) const;
-  Reach plan_host_afresh(const ssh::HostQuery& query, bool is_jump, int depth) const;
-  std::vector<JumpHopReach> plan_jump(const std::vector<ssh::JumpHop>& hops, int depth) const;
+  Reach plan_host_afresh(const ssh_config::HostQuery& query, bool is_jump, int depth) const;
+  // plan_host_afresh's parts, each setting its fields of `r` from tpush's
+  // flags, ssh_config (`c`), tpush's config file and the defaults.
+  void plan_keys(const ssh_config::HostConfig& c, Reach& r) const;  // identity files and agent
+  void plan_way(const ssh_config::HostConfig& c, bool is_jump, int depth, Reach& r) const;  // -J, proxies
+  void plan_deadlines(const ssh_config::HostConfig& c, Reach& r) const;  // timeouts, keepalives, address family
+  void plan_host_keys(const ssh_config::HostConfig& c, Reach& r) const;  // policy, known_hosts, alias
+  // "config FILE:LINE", where tpush's config file set `key`.
+  std::string config_origin(const char* key) const;
+  std::vector<JumpHopReach> plan_jump(const std::vector<ssh_config::JumpHop>& hops, int depth) const;
 
   const Options& options_;
   std::filesystem::path home_;
   std::string local_user_;
-  ssh::SshConfig config_;
+  ssh_config::SshConfig config_;
   std::vector<std::filesystem::path> default_identities_;  // those of ssh::default_identity_files that exist
   std::vector<std::filesystem::path> default_user_known_hosts_, default_global_known_hosts_;
   std::filesystem::path gcloud_known_hosts_;

@@ -1,7 +1,9 @@
 // Host lists as pdsh and clush users write them: `alice@node[01-16,20]:2222,^hosts.txt`,
 // `@rack1!node3`, `node[1-9],-node5`, and hosts files with one such list per line.
 //
-// (host_pattern.h parses one item; this file combines them.)
+// (host_pattern.h parses one item; this file combines them; hosts_file.h reads the
+// files; host_set.h holds the hosts without duplicates, and exclude_hosts and
+// dedup_hosts; host_filter.h compiles /REGEX/.)
 //
 // Items are separated by commas, blanks or newlines (so `-w "$(cat hosts)"` works);
 // empty items are skipped; `#` at the start of an item (of the line, or after a
@@ -53,6 +55,7 @@
 
 #include "tpush/inventory/host_groups.h"
 #include "tpush/inventory/host_pattern.h"
+#include "tpush/inventory/host_set.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::inventory {
@@ -88,18 +91,5 @@ std::vector<HostSpec> select_hosts(const std::vector<std::string>& exprs,
                                    const std::vector<std::string>& files,
                                    const std::vector<std::string>& excludes,
                                    const HostListOptions& options = {});
-
-// Removes every host matched by an entry of `excluded`: the host names must be
-// equal, and where the exclusion names a user or a port those must be equal too.
-// Names are compared exactly (no DNS lookup, no case folding).
-std::vector<HostSpec> exclude_hosts(std::vector<HostSpec> hosts,
-                                    const std::vector<HostSpec>& excluded);
-
-// Drops duplicates (same user, host and port), keeping the first occurrence.
-std::vector<HostSpec> dedup_hosts(std::vector<HostSpec> hosts);
-
-// Shared with host_groups: the whole of `file`; failures are a UsageError
-// "cannot read KIND 'FILE': <system reason>".
-std::string read_list_file(const std::filesystem::path& file, std::string_view kind);
 
 }  // namespace tpush::inventory

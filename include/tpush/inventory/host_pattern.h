@@ -86,4 +86,11 @@ std::string_view trim_blanks(std::string_view text);
 // "column N" for a 0-based offset into an item, in messages.
 std::string column_text(std::size_t offset);
 
+// Refuses text that cannot name a host (a bad_host_list quoting what is wrong
+// and how to fix it): it would go to DNS or ssh_config as it is, or, past a
+// NUL, be cut short. Control characters, a byte-order mark, bytes that are not
+// UTF-8 and NULs; the list blanks are fine. `file`: the hosts file it came from
+// ("" for -w and groups), for the hint.
+void check_host_text(std::string_view text, std::string_view file);
+
 }  // namespace tpush::inventory

@@ -14,6 +14,8 @@ namespace tpush::util {
 
 // `s` without leading and trailing blanks (space, tab, CR, LF, VT, FF).
 std::string_view trim(std::string_view s);
+// `s` without the leading and trailing characters that are in `blanks`.
+std::string_view trim(std::string_view s, std::string_view blanks);
 // trim(), as a string of its own.
 inline std::string trimmed(std::string_view s) { return std::string(trim(s)); }
 
