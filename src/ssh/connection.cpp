@@ -126,8 +126,8 @@ Connection::Connection(Endpoint endpoint, const ConnectionSettings& settings)
 
 Connection::~Connection() { abandon(); }
 
-const char* Connection::phase_name() const {
-  switch (phase_) {
+const char* Session::phase_name() const {
+  switch (phase()) {
     case Phase::resolve: return "resolving the host name";
     case Phase::connect: return "waiting for TCP connect";
     case Phase::handshake: return "during SSH handshake";

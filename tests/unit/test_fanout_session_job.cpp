@@ -79,6 +79,7 @@ struct Fixture {
   TestClock clock;
   FakeSessions sessions;
   tpush::ssh::ConnectionSettings settings;
+  tpush::ssh::KeptSessions pool;  // a persist master's, once settings.pool points to it
   Fixture() {
     settings.now = clock.reader();
     settings.make_session = sessions.factory();
@@ -94,6 +95,14 @@ struct Fixture {
     j->advance(clock.now);
     REQUIRE(j->starts == 1);
     return j;
+  }
+  // With a persist master: a first run on `host` whose work ended cleanly, its
+  // session kept.
+  void keep_a_session(const std::string& host = "w1") {
+    settings.pool = &pool;
+    auto first = working_job(host);
+    first->done = true;
+    first->advance(clock.now);
   }
 };
 
@@ -228,26 +237,24 @@ TEST_CASE("session job: the run's clock, not the wall clock, times the result") 
 
 TEST_CASE("session job: with a persist master, a session whose work ended cleanly is kept for the next run") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  f.settings.pool = &pool;
+  f.settings.pool = &f.pool;
   auto job = f.working_job();
   job->done = true;
   job->advance(f.clock.now);
   REQUIRE(job->result().outcome == Outcome::ok);
-  CHECK(pool.holds("alice@w1:22"));
+  CHECK(f.pool.holds("alice@w1:22"));
   CHECK(f.sessions.last().parked == 1);
   CHECK_FALSE(f.sessions.last().abandoned);
 }
 
 TEST_CASE("session job: a session whose work did not end cleanly is closed, not kept") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  f.settings.pool = &pool;
+  f.settings.pool = &f.pool;
   auto job = f.working_job();
   job->clean = false;
   job->done = true;
   job->advance(f.clock.now);
-  CHECK_FALSE(pool.holds("alice@w1:22"));
+  CHECK_FALSE(f.pool.holds("alice@w1:22"));
   CHECK(f.sessions.last().abandoned);
 }
 
@@ -262,28 +269,20 @@ TEST_CASE("session job: without a persist master the session is closed when the 
 
 TEST_CASE("session job: the next run on the worker takes the kept session, its host key checked again, instead of logging in") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  f.settings.pool = &pool;
-  auto first = f.working_job();
-  first->done = true;
-  first->advance(f.clock.now);
-  REQUIRE(pool.holds("alice@w1:22"));
+  f.keep_a_session();
+  REQUIRE(f.pool.holds("alice@w1:22"));
 
   auto second = f.job();
   CHECK(f.sessions.made.size() == 1);  // no new session
   CHECK(f.sessions.last().resumed == 1);
-  CHECK_FALSE(pool.holds("alice@w1:22"));  // lent to this job
+  CHECK_FALSE(f.pool.holds("alice@w1:22"));  // lent to this job
   second->advance(f.clock.now);
   CHECK(second->starts == 1);  // the work starts at once, on the kept session
 }
 
 TEST_CASE("session job: a kept session whose host key is no longer accepted is not used: the worker is connected to afresh") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  f.settings.pool = &pool;
-  auto first = f.working_job();
-  first->done = true;
-  first->advance(f.clock.now);
+  f.keep_a_session();
   f.sessions.last().accept_resume = false;
 
   auto second = f.job();
@@ -293,11 +292,7 @@ TEST_CASE("session job: a kept session whose host key is no longer accepted is n
 
 TEST_CASE("session job: a kept session the worker closed meanwhile is not taken") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  f.settings.pool = &pool;
-  auto first = f.working_job();
-  first->done = true;
-  first->advance(f.clock.now);
+  f.keep_a_session();
   f.sessions.last().peer_closed = true;
 
   auto second = f.job();
@@ -307,16 +302,12 @@ TEST_CASE("session job: a kept session the worker closed meanwhile is not taken"
 
 TEST_CASE("session job: a kept session for another worker or user is not taken") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  f.settings.pool = &pool;
-  auto first = f.working_job("w1");
-  first->done = true;
-  first->advance(f.clock.now);
+  f.keep_a_session("w1");
 
   auto second = f.job("w2");
   CHECK(f.sessions.made.size() == 2);
   CHECK(f.sessions.made[0]->resumed == 0);
-  CHECK(pool.holds("alice@w1:22"));
+  CHECK(f.pool.holds("alice@w1:22"));
 }
 
 // --- the restart on a fresh session ---------------------------------------------
@@ -324,12 +315,9 @@ TEST_CASE("session job: a kept session for another worker or user is not taken")
 namespace {
 
 // A job working on a session a persist master kept from an earlier run.
-std::unique_ptr<ScriptedWorkJob> job_on_kept_session(Fixture& f, tpush::ssh::KeptSessions& pool) {
-  f.settings.pool = &pool;
-  auto first = f.working_job();
-  first->done = true;
-  first->advance(f.clock.now);
-  REQUIRE(pool.holds("alice@w1:22"));
+std::unique_ptr<ScriptedWorkJob> job_on_kept_session(Fixture& f) {
+  f.keep_a_session();
+  REQUIRE(f.pool.holds("alice@w1:22"));
   auto job = f.job();
   job->advance(f.clock.now);
   REQUIRE(job->starts == 1);
@@ -341,8 +329,7 @@ std::unique_ptr<ScriptedWorkJob> job_on_kept_session(Fixture& f, tpush::ssh::Kep
 
 TEST_CASE("session job: work that a kept session left silent before it asked the worker anything runs again on a fresh session") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  auto job = job_on_kept_session(f, pool);
+  auto job = job_on_kept_session(f);
   job->may_start_again = true;
   f.sessions.next.heard = f.clock.to(15);
   job->tick(f.clock.to(15));
@@ -356,8 +343,7 @@ TEST_CASE("session job: work that a kept session left silent before it asked the
 
 TEST_CASE("session job: work on a kept session that failed before it asked the worker anything runs again on a fresh session") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  auto job = job_on_kept_session(f, pool);
+  auto job = job_on_kept_session(f);
   job->may_start_again = true;
   job->fails = true;
   job->advance(f.clock.to(1));
@@ -371,8 +357,7 @@ TEST_CASE("session job: work on a kept session that failed before it asked the w
 
 TEST_CASE("session job: a kept session that went silent after the work asked the worker something is reported lost, not run again") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  auto job = job_on_kept_session(f, pool);
+  auto job = job_on_kept_session(f);
   job->may_start_again = false;
   job->tick(f.clock.to(15));
   REQUIRE(job->finished());
@@ -382,8 +367,7 @@ TEST_CASE("session job: a kept session that went silent after the work asked the
 
 TEST_CASE("session job: a new session (not a kept one) that goes silent is reported lost, not restarted") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  f.settings.pool = &pool;
+  f.settings.pool = &f.pool;
   auto job = f.working_job();
   job->may_start_again = true;
   job->tick(f.clock.to(15));
@@ -393,8 +377,7 @@ TEST_CASE("session job: a new session (not a kept one) that goes silent is repor
 
 TEST_CASE("session job: the work starts again on a fresh session at most once") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  auto job = job_on_kept_session(f, pool);
+  auto job = job_on_kept_session(f);
   job->may_start_again = true;
   f.sessions.next.heard = f.clock.to(15);
   job->tick(f.clock.to(15));
@@ -407,8 +390,7 @@ TEST_CASE("session job: the work starts again on a fresh session at most once") 
 
 TEST_CASE("session job: a fresh session after a kept one broke has a connect deadline of its own") {
   Fixture f;
-  tpush::ssh::KeptSessions pool;
-  auto job = job_on_kept_session(f, pool);
+  auto job = job_on_kept_session(f);
   job->may_start_again = true;
   f.sessions.next.on_advance = Phase::handshake;  // the fresh one takes its time
   job->tick(f.clock.to(15));

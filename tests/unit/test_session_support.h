@@ -58,18 +58,6 @@ class FakeSession final : public ssh::Session {
     return s_->phase;
   }
   Phase phase() const override { return s_->phase; }
-  const char* phase_name() const override {
-    switch (s_->phase) {
-      case Phase::resolve: return "resolving the host name";
-      case Phase::connect: return "waiting for TCP connect";
-      case Phase::handshake: return "during SSH handshake";
-      case Phase::host_key: return "checking the host key";
-      case Phase::auth: return "during authentication";
-      case Phase::ready: return "connected";
-      case Phase::failed: return "failed";
-    }
-    return "?";
-  }
   int fd() const override { return s_->abandoned ? -1 : 1000; }
   util::Wait wait() const override { return util::Wait::read; }
   LIBSSH2_SESSION* session() const override { return nullptr; }

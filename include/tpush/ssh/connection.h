@@ -41,7 +41,6 @@ class Connection final : public Session {
   Phase phase() const override { return phase_; }
   bool reached() const override { return reached_; }
   std::string path_failure() const override { return transport_ ? transport_->failure() : std::string(); }
-  const char* phase_name() const override;
   int fd() const override;
   util::Wait wait() const override;
 

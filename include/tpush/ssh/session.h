@@ -88,8 +88,8 @@ class Session {
   // says on what).
   virtual Phase advance() = 0;
   virtual Phase phase() const = 0;
-  // "during SSH handshake", for messages.
-  virtual const char* phase_name() const = 0;
+  // "during SSH handshake": phase() in words, for messages.
+  const char* phase_name() const;
   // The socket, or while a host name is being looked up, the lookup's eventfd.
   virtual int fd() const = 0;
   virtual util::Wait wait() const = 0;
