@@ -229,9 +229,15 @@ void Scheduler::on_signal(int signo, Clock::time_point now) {
 void Scheduler::first_interrupt(Clock::time_point now) {
   first_interrupt_ = now;
   stop_starting();
-  for_each_running([](Job& job) { job.forward_interrupt(); });
-  if (output_ && !active_.empty())
-    output_->notice("tpush: interrupt sent to " + std::to_string(active_.size()) +
+  // Counted as they are passed the interrupt: one whose command ends at once
+  // (its exit arrived with the same wake-up) was still sent it.
+  std::size_t sent = 0;
+  for_each_running([&sent](Job& job) {
+    if (!job.connecting()) ++sent;
+    job.forward_interrupt();
+  });
+  if (output_ && sent > 0)
+    output_->notice("tpush: interrupt sent to " + std::to_string(sent) +
                     " running worker(s); Ctrl-C again within " +
                     std::to_string(second_interrupt_window.count()) + "s to close them\n");
 }

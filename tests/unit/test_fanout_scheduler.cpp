@@ -47,6 +47,7 @@ struct Behaviour {
   bool fd_ready = false;          // ... that is readable from the start
   bool finish_on_interrupt = true;  // else: finish on the next tick after interrupt()
   bool connecting = false;          // setting up its connection until it finishes
+  bool finish_on_forward = false;   // its command ends as the first interrupt reaches it
   bool silent = false;              // ... hearing nothing from its server all along
   std::function<void(std::size_t index, int advance)> on_advance;
   std::function<void(std::size_t index, int tick)> on_tick;
@@ -95,7 +96,10 @@ class FakeJob : public Job {
     interrupted_ = true;
     if (b_.finish_on_interrupt) finish(Outcome::interrupted, "interrupted");
   }
-  void forward_interrupt() override { ++probe_.forwards[index_]; }
+  void forward_interrupt() override {
+    ++probe_.forwards[index_];
+    if (b_.finish_on_forward && !done_) finish(Outcome::failed, "signal INT");
+  }
   bool finished() const override { return done_; }
   int fd() const override { return fd_; }
   Wait wait() const override { return fd_ >= 0 ? Wait::read : Wait::none; }
@@ -361,6 +365,43 @@ TEST_CASE("scheduler: a second Ctrl-C closes everything only within the window")
       }
     }
   }
+}
+
+TEST_CASE("scheduler: the first Ctrl-C's notice counts every running worker it reached") {
+  // Three commands run, one worker still connects; Ctrl-C ends the commands of workers
+  // 0 and 2 in the same wake-up that passes it on. The notice names the three it was
+  // sent to: not the one connecting, and not fewer for the two that ended at once.
+  SignalFd sig(SIGINT);
+  int p[2];
+  REQUIRE(pipe2(p, O_CLOEXEC) == 0);
+  constexpr std::size_t n = 4;
+  std::string notices;
+  {
+    tpush::output::Writer writer(p[1], p[1]);
+    tpush::output::LineOutput sink(writer, std::vector<std::string>(n, "w"), {});
+    Probe probe(n);
+    auto behaviour = [](std::size_t i) {
+      Behaviour b;
+      b.finish_after_ticks = 6;
+      if (i == 0 || i == 2) b.finish_on_forward = true;
+      if (i == 1) b.on_tick = [](std::size_t, int tick) {
+        if (tick == 1) raise(SIGINT);
+      };
+      if (i == 3) b.connecting = true;
+      return b;
+    };
+    Scheduler s(n, n, factory_for(probe, behaviour), sig.fd(), &sink, {});
+    const RunOutcome run = s.run();
+    writer.drain_and_stop();
+    CHECK(run.interrupted);
+    CHECK(run.results[0].reason == "signal INT 0");
+    for (std::size_t i = 0; i < n; ++i) CHECK(probe.forwards[i] == 1);
+  }
+  close(p[1]);
+  char buf[4096];
+  for (ssize_t got; (got = read(p[0], buf, sizeof buf)) > 0;) notices.append(buf, static_cast<std::size_t>(got));
+  close(p[0]);
+  CHECK(notices.find("tpush: interrupt sent to 3 running worker(s)") != std::string::npos);
 }
 
 TEST_CASE("scheduler: any readable signal fd interrupts (eventfd stand-in)") {
