@@ -22,7 +22,7 @@
 # Only deps, test, test-asan, test-tsan, fuzz, fuzz-smoke, demo, bench, deb,
 # package-test and fresh-test install packages (as root); the others say what is
 # missing. Knobs: WERROR=1 (on by default when $CI is set), BUILD_TYPE, PREFIX,
-# DESTDIR, PYTEST_ARGS, CMAKE_ARGS (extra configure arguments), TSAN_TESTS,
+# DESTDIR, PYTEST_ARGS, PYTEST_JOBS, CMAKE_ARGS (extra configure arguments), TSAN_TESTS,
 # FUZZ_SECONDS, FUZZ_TARGETS, FRESH_TEST_UNTIL.
 
 SHELL := /bin/bash
@@ -48,6 +48,8 @@ ASAN_CXXFLAGS ?= -Wno-maybe-uninitialized
 # Debian's python3 with python3-pytest; root's `python3` may be a pyenv shim.
 PYTHON      ?= /usr/bin/python3
 PYTEST_ARGS ?=
+# Integration test processes (pytest-xdist's -n; 0 runs them one at a time).
+PYTEST_JOBS ?= $(shell echo $$(( $(NPROC) * 2 )))
 CMAKE_ARGS  ?=
 
 # Warnings are errors in CI (CI set to anything but 0/false) or with WERROR=1.
@@ -119,15 +121,23 @@ build-asan-dir: check-dev-deps libssh2
 
 # --- tests ---------------------------------------------------------------------------
 # $(call run_tests,BUILD_DIR,ENV[,PYTEST_PATHS]): the unit tests (one ctest test per
-# doctest case, and the layer check), then the integration suite (or only
-# PYTEST_PATHS). pytest's "nothing collected" (exit 5) is a failure: a suite that
-# silently ran nothing must not pass.
+# doctest case, and the checks) and the integration suite (or only PYTEST_PATHS),
+# side by side: ctest in the background into BUILD_DIR/unit-tests.log, pytest in
+# PYTEST_JOBS processes (pytest-xdist; each has its own farm). Most tests wait on
+# servers, timeouts and the stand-in gcloud, so twice the cores keeps both busy.
+# pytest's "nothing collected" (exit 5) is a failure: a suite that silently ran
+# nothing must not pass.
 define run_tests
-	@echo "== unit tests ($(1))"
-	@$(2) ctest --test-dir $(1) --output-on-failure -j$(NPROC)
-	@echo "== integration tests ($(1)/tpush)"
-	@$(2) TPUSH_BIN='$(CURDIR)/$(1)/tpush' PYTHONDONTWRITEBYTECODE=1 \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=15 $(or $(3),tests/integration) $(PYTEST_ARGS)
+	@echo "== unit tests ($(1), log in $(1)/unit-tests.log) and integration tests ($(1)/tpush), side by side"
+	@set +e; \
+	$(2) ctest --test-dir $(1) --output-on-failure -j$(NPROC) > $(1)/unit-tests.log 2>&1 & unit=$$!; \
+	$(2) TPUSH_BIN='$(CURDIR)/$(1)/tpush' PYTHONDONTWRITEBYTECODE=1 \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider -n $(PYTEST_JOBS) --dist loadgroup --durations=15 \
+	  $(or $(3),tests/integration) $(PYTEST_ARGS); integration=$$?; \
+	wait $$unit; units=$$?; \
+	echo "== unit tests ($(1))"; \
+	if [[ $$units -ne 0 ]]; then cat $(1)/unit-tests.log; else tail -n 3 $(1)/unit-tests.log; fi; \
+	[[ $$units -eq 0 && $$integration -eq 0 ]]
 endef
 
 test: deps build

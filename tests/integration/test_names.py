@@ -7,6 +7,7 @@ For names, tpush runs in a private mount namespace (`unshare -m`) whose /etc/hos
 127.0.9.53:53, that answers only when the test releases it.  For IPv6, a second sshd of
 the farm's listens on [::1]."""
 
+import errno
 import os
 import shutil
 import signal
@@ -21,7 +22,9 @@ import pytest
 
 from conftest import Streaming, Summary, farm_mod, host_args, output_lines
 
-DNS_ADDR = "127.0.9.53"
+# DNS servers listen on port 53 (resolv.conf names no port), each test's on a loopback
+# address of its own in 127.53.0.0/16: tests run side by side.
+DNS_NET = "127.53"
 
 
 def _have_unshare() -> bool:
@@ -53,7 +56,7 @@ class HeldDns:
     def __init__(self, names: dict[str, str]):
         self.names = names
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((DNS_ADDR, 53))
+        self.address = self._bind_free_address()
         self.sock.settimeout(0.1)
         self.released = threading.Event()
         self.stopped = threading.Event()
@@ -61,6 +64,18 @@ class HeldDns:
         self.held: list[tuple[bytes, tuple]] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
+
+    def _bind_free_address(self) -> str:
+        start = os.getpid() % 60000
+        for n in range(start, start + 512):
+            address = f"{DNS_NET}.{1 + n // 250 % 240}.{1 + n % 250}"
+            try:
+                self.sock.bind((address, 53))
+                return address
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE:
+                    raise
+        raise RuntimeError(f"no free address in {DNS_NET}.0.0/16 for a DNS server on port 53")
 
     @staticmethod
     def _question(query: bytes) -> tuple[str, int, int]:
@@ -115,11 +130,11 @@ def held_dns(farm):
 
 
 @pytest.fixture
-def resolver_files(tmp_path) -> dict[str, Path]:
+def resolver_files(tmp_path, held_dns) -> dict[str, Path]:
     hosts = tmp_path / "etc-hosts"
     hosts.write_text("127.0.0.1 localhost\n")
     resolv = tmp_path / "resolv.conf"
-    resolv.write_text(f"nameserver {DNS_ADDR}\noptions timeout:30 attempts:1\n")
+    resolv.write_text(f"nameserver {held_dns.address}\noptions timeout:30 attempts:1\n")
     return {"/etc/hosts": hosts, "/etc/resolv.conf": resolv}
 
 

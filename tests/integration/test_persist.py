@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import secrets
 import signal
 import socket
 import stat
@@ -24,13 +25,16 @@ from test_jump import trust
 from test_stop import remote_left, start_sleeping, unique_sleep, wait_gone
 
 
-def masters(run_dir: Path) -> list[int]:
-    """PIDs of the persist masters whose socket is under `run_dir`."""
+def masters(run_dir: Path, marker: str | None = None) -> list[int]:
+    """PIDs of the persist masters whose socket is under `run_dir` (and, given a
+    `marker` NAME=value, only those with it in their environment: a directory shared
+    with the user's own tpush, or another test's, holds masters of theirs too)."""
+    marked = set(marked_processes(marker)) if marker else None
     out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             line = cmdline(int(entry))
-            if "--persist-master" in line and str(run_dir) in line:
+            if "--persist-master" in line and str(run_dir) in line and (marked is None or int(entry) in marked):
                 out.append(int(entry))
     return out
 
@@ -720,16 +724,20 @@ def test_a_runtime_dir_that_is_not_ours_falls_back_to_tmp(farm, tpush, tmp_path)
     """XDG_RUNTIME_DIR naming a directory that does not exist (as after su) does not stop
     persistence: the socket goes under /tmp/tpush-UID."""
     hosts = farm.hosts[:2]
-    env = tpush.env(XDG_RUNTIME_DIR=str(tmp_path / "gone"), TPUSH_PERSIST="5m")
+    # /tmp/tpush-UID is shared with the user's own sessions: this test's master is the
+    # one with this test's mark in its environment.
+    mark = f"TPUSH_TEST_MARK={secrets.token_hex(8)}"
+    env = tpush.env(XDG_RUNTIME_DIR=str(tmp_path / "gone"), TPUSH_PERSIST="5m",
+                    TPUSH_TEST_MARK=mark.partition("=")[2])
     fallback = Path(f"/tmp/tpush-{os.getuid()}")
     try:
         r = tpush(*host_args(hosts), "true", env=env)
         assert r.returncode == 0 and r.err.count("warn") == 0, str(r)
-        assert len(masters(fallback)) == 1, str(r)
+        assert len(masters(fallback, mark)) == 1, str(r)
         assert stat.S_IMODE(fallback.stat().st_mode) == 0o700
     finally:
         tpush(*host_args(hosts), "disconnect", env=env)
-    wait_until(lambda: masters(fallback) == [], 10, "the master to end")
+    wait_until(lambda: masters(fallback, mark) == [], 10, "the master to end")
 
 
 def test_a_repeat_runs_in_the_kept_shells(farm, tpush, penv):

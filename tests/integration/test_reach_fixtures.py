@@ -41,12 +41,15 @@ def write_config(path: Path, home: Path, extra: str = "", known_hosts=None) -> P
     return path
 
 
-def no_config_options(home: Path, known_hosts=None) -> list[str]:
-    """The same settings as -o options, for `ssh -F none`."""
+def no_config_options(home: Path, known_hosts=None, connect_timeout: int = 60) -> list[str]:
+    """The same settings as -o options, for `ssh -F none`. The connect timeout is long:
+    ssh counts a ProxyCommand's start in it, and the stand-in gcloud burns a second of
+    CPU to start, longer while other tests share the cores. (ssh takes the first
+    ConnectTimeout it is given: a test that wants another passes it here.)"""
     return ["-F", "none", "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
             "-i", home / ".ssh" / "id_ed25519", "-o", "StrictHostKeyChecking=yes",
             "-o", f"UserKnownHostsFile={known_hosts or home / '.ssh' / 'known_hosts'}",
-            "-o", "GlobalKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10", "-l", USER]
+            "-o", "GlobalKnownHostsFile=/dev/null", "-o", f"ConnectTimeout={connect_timeout}", "-l", USER]
 
 
 ECHO = 'set -- $SSH_CONNECTION; echo "$3 $4"'
@@ -111,7 +114,7 @@ def test_relay_hangs_without_connecting_until_stdin_closes(farm, relay):
 
 def test_relay_hang_times_out_openssh(farm, home, relay):
     t0 = time.monotonic()
-    r = ssh_run([*no_config_options(home), "-o", "ConnectTimeout=2",
+    r = ssh_run([*no_config_options(home, connect_timeout=2),
                  "-o", f"ProxyCommand={relay.command(hang=True)}", "-p", farm.port, farm.addresses[1], "true"])
     assert r.returncode == 255
     assert "timed out" in r.stderr, r.stderr

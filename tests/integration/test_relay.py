@@ -23,6 +23,10 @@ import pytest
 from conftest import farm_mod
 from islands import islands_fixture, tpush_for
 
+# A relay's leftovers are looked for machine-wide (its /tmp directories, its processes),
+# so relayed copies run one at a time, in one test process (pytest-xdist's loadgroup).
+pytestmark = pytest.mark.xdist_group("relay")
+
 WORKERS = 16
 SMALL_DISK, REFUSES_HOP, CANNOT_RELAY = 2, 5, 15
 

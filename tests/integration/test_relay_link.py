@@ -13,6 +13,10 @@ import pytest
 
 from conftest import Tpush
 from islands import Islands, have_unshare
+
+# A relay's leftovers are looked for machine-wide (its /tmp directories, its processes),
+# so relayed copies run one at a time, in one test process (pytest-xdist's loadgroup).
+pytestmark = pytest.mark.xdist_group("relay")
 import slow_link
 
 WORKERS = 16
