@@ -4,6 +4,8 @@
 #include <charconv>
 
 #include "tpush/relay/relay_control_sh.h"
+#include "tpush/relay/relay_feed_sh.h"
+#include "tpush/relay/relay_forced_sh.h"
 #include "tpush/util/shell_quote.h"
 
 namespace tpush::relay {
@@ -48,19 +50,18 @@ std::string relay_control_command(const std::string& id, bool preserve, const st
 }
 
 std::string relay_feed_command(const std::string& id, int attempt) {
-  // The login shell may be any shell: /bin/sh finds the worker's directory.
-  // A sender that got as far as the FIFO left its pid: bytes may have arrived,
-  // so tpush's own would follow them; it cuts that sender off instead (exit 3),
-  // and the worker's copy ends short.
-  return "exec /bin/sh -c 'set -- $SSH_CONNECTION; f=" + directory_of(id) + "/$3/in." + std::to_string(attempt) +
-         "; [ -p \"$f\" ] || exit 1; if [ -s \"$f.pid\" ]; then kill $(cat \"$f.pid\") 2>/dev/null; exit " +
-         std::to_string(kFeedCut) + "; fi; exec cat > \"$f\"'";
+  // relay_feed.sh goes in single quotes: it holds none.
+  return "exec /bin/sh -c '" +
+         util::fill_in(util::one_line(relay_feed_sh), {{"@DIRECTORY@", directory_of(id)},
+                                                       {"@ATTEMPT@", std::to_string(attempt)},
+                                                       {"@FEED_CUT@", std::to_string(kFeedCut)}}) +
+         "'";
 }
 
 std::string relay_authorized_line(const std::string& id, const std::string& public_line) {
-  // The sending worker asks for "tpush-relay ATTEMPT": its FIFO is in.ATTEMPT.
-  const std::string forced = "exec /bin/sh -c 'set -- $SSH_CONNECTION $SSH_ORIGINAL_COMMAND; case $6 in [1-9]) ;; *) exit 2;; esac; f=" +
-                             directory_of(id) + "/$3/in.$6; [ -p $f ] && exec 3> $f && echo $$ > $f.pid && exec cat >&3 3>&-'";
+  // relay_forced.sh goes in single quotes within authorized_keys' double quotes: it holds neither.
+  const std::string forced =
+      "exec /bin/sh -c '" + util::fill_in(util::one_line(relay_forced_sh), {{"@DIRECTORY@", directory_of(id)}}) + "'";
   return "restrict,command=\"" + forced + "\",expiry-time=\"@EXPIRY@\" " + public_line;
 }
 
