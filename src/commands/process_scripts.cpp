@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tpush/commands/process.h"
+#include "tpush/commands/process_detach_sh.h"
 #include "tpush/commands/process_follow_sh.h"
 #include "tpush/commands/process_kill_sh.h"
 #include "tpush/commands/process_library_sh.h"
@@ -134,13 +135,7 @@ std::string logs_command(const std::string& file, const std::string& lines, bool
 }
 
 std::string detach_command(const std::string& command, const std::string& log_file) {
-  return "tpush_log=" + remote_path(log_file) +
-         "\n: >> \"$tpush_log\" || exit 1\n"
-         "if command -v setsid >/dev/null 2>&1; then tpush_setsid=setsid; else tpush_setsid=; fi\n"
-         "$tpush_setsid nohup \"${SHELL:-/bin/sh}\" -c " +
-         shell_quote(command) +
-         " < /dev/null >> \"$tpush_log\" 2>&1 &\n"
-         "echo \"started pid $!\"\n";
+  return util::fill_in(process_detach_sh, {{"@LOG@", remote_path(log_file)}, {"@COMMAND@", shell_quote(command)}});
 }
 
 }  // namespace tpush::commands
