@@ -10,32 +10,17 @@
 namespace tpush::ssh {
 namespace {
 
-// What a change to would make a new login differ from the kept shell: the
-// environment sshd and PAM set up, the rc files sshd runs, and what bash reads
-// when sshd starts it (or, below the top shell level, $BASH_ENV).
-constexpr const char* kLoginFiles =
-    "/etc/environment \"$HOME/.pam_environment\" \"$HOME/.ssh/environment\" \"$HOME/.ssh/rc\" "
-    "/etc/ssh/sshrc /etc/bash.bashrc \"$HOME/.bashrc\" ${BASH_ENV:+\"$BASH_ENV\"}";
-
-// How many claim files a kept shell lets pile up before it removes them (with
-// one `rm`, a fork and an exec that the commands in between do not pay).
-constexpr int kClaimsKept = 64;
-
 // The hello line's word: "ready " and the guardian's directory, where the
 // claims are. A longer line is not the shell's.
 constexpr std::size_t kMaxHello = 4096;
-
 
 }  // namespace
 
 // Run by the login shell: anything but bash leaves at once, as does a shell
 // without a guardian directory of the user's. The hello tag comes as $1.
 std::string kept_shell_script(const std::string& hello_tag) {
-  std::string loop(kept_shell_loop_sh);
-  loop.replace(loop.find("LOGIN_FILES"), std::string_view("LOGIN_FILES").size(), kLoginFiles);
-  loop.replace(loop.find("CLAIMS_KEPT"), std::string_view("CLAIMS_KEPT").size(), std::to_string(kClaimsKept));
   return "[ -n \"$BASH_VERSION\" ] || exit 0\nset -- '" + hello_tag + "'\n" + guardian_start("exit 0;") + "\n" +
-         loop;
+         std::string(kept_shell_loop_sh);
 }
 
 std::string with_claim(const std::string& claim, const std::string& command) {

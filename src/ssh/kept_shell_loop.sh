@@ -16,17 +16,23 @@
 # holds no NUL byte, so a file is read as its NUL-separated pieces, each
 # length-prefixed: bash drops NULs and runs what follows them, so an edit
 # after one counts too. (The directory must be writable: the claims below
-# are made there.) Then the command's claim: a file made with noclobber
-# (O_EXCL), so that of the kept shell and a later login running the same
-# command (with_claim()) only the first runs it. The shell removes its own claims CLAIMS_KEPT commands at a
-# time, never the one of the command it is running: the client sends a
+# are made there.) The login files are those whose change would make a new
+# login differ from the kept shell: the environment sshd and PAM set up, the
+# rc files sshd runs, and what bash reads when sshd starts it (or, below the
+# top shell level, $BASH_ENV).
+#
+# Then the command's claim: a file made with noclobber (O_EXCL), so that of
+# the kept shell and a later login running the same command (with_claim())
+# only the first runs it. The shell removes its own claims 64 commands at a
+# time (with one `rm`, a fork and an exec that the commands in between do not
+# pay), never the one of the command it is running: the client sends a
 # command only once it knows how the one before ended.
 exec 3>&2 2>/dev/null
 tpush_t=$tpush_d/shell-$$
 : > "$tpush_t" || exit 0
 tpush_state() {
   tpush_x=
-  for tpush_f in LOGIN_FILES; do
+  for tpush_f in /etc/environment "$HOME/.pam_environment" "$HOME/.ssh/environment" "$HOME/.ssh/rc" /etc/ssh/sshrc /etc/bash.bashrc "$HOME/.bashrc" ${BASH_ENV:+"$BASH_ENV"}; do
     if [ -e "$tpush_f" ]; then
       tpush_x+=1
       { while IFS= read -r -d '' tpush_v; do tpush_x+="${#tpush_v}:$tpush_v,"; done
@@ -42,7 +48,7 @@ while read -r tpush_n tpush_p tpush_e tpush_k; do
   while [ "$tpush_n" -gt 0 ] && IFS= read -r tpush_l; do tpush_c+=$tpush_l$'\n'; tpush_n=$((tpush_n - 1)); done
   tpush_state
   if [ "$tpush_x" != "$tpush_x0" ]; then printf '%sstale\n' "$tpush_e"; printf '%sstale\n' "$tpush_e" >&3; exit 0; fi
-  if [ "$tpush_i" -ge CLAIMS_KEPT ]; then (cd "$tpush_d" && IFS=' ' && command rm -f -- $tpush_a) </dev/null >/dev/null; tpush_a= tpush_i=0; fi
+  if [ "$tpush_i" -ge 64 ]; then (cd "$tpush_d" && IFS=' ' && command rm -f -- $tpush_a) </dev/null >/dev/null; tpush_a= tpush_i=0; fi
   tpush_o=$-; set -C
   { : > "$tpush_d/c$tpush_k"; } && tpush_r=0 || tpush_r=1
   case $tpush_o in *C*) ;; *) set +C;; esac
