@@ -71,8 +71,8 @@ read_setup() {
   local count
   IFS= read -r -d '' key && IFS= read -r -d '' line && IFS= read -r -d '' count || return 1
   while [ "$n" -lt "$count" ]; do
-    IFS= read -r -d '' kind[n] && IFS= read -r -d '' mode[n] && IFS= read -r -d '' mtime[n] &&
-      IFS= read -r -d '' size[n] && IFS= read -r -d '' sum[n] && IFS= read -r -d '' path[n] || return 1
+    IFS= read -r -d '' "kind[n]" && IFS= read -r -d '' "mode[n]" && IFS= read -r -d '' "mtime[n]" &&
+      IFS= read -r -d '' "size[n]" && IFS= read -r -d '' "sum[n]" && IFS= read -r -d '' "path[n]" || return 1
     n=$((n + 1))
   done
 }
