@@ -7,11 +7,13 @@
 #
 # which holds `inline constexpr std::string_view NAME_sh` in namespace
 # tpush::<folder>: the file's bytes after its leading comment lines (the #! line,
-# what the script is for, shellcheck directives: for readers and shellcheck, never
-# sent). Everything from the first line that does not start with '#' is sent as
-# it is, up to and including the file's last newline. Nothing generated is
-# committed; a changed .sh makes its header again, and the files that include it
-# compile again.
+# what the script is for, file-wide shellcheck directives), less any later line
+# that holds only a shellcheck directive (`# shellcheck disable=SC2086 # why`,
+# before the one command it is about). Those are for readers and shellcheck,
+# never sent; everything else from the first line that does not start with '#'
+# is sent as it is, up to and including the file's last newline. Nothing
+# generated is committed; a changed .sh makes its header again, and the files
+# that include it compile again.
 #
 #   tpush_use_scripts(TARGET)   TARGET may include those headers, and they are
 #                               made before it compiles
@@ -28,6 +30,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
   string(REGEX MATCH "^(#[^\n]*\n)*" comments "${text}")
   string(LENGTH "${comments}" skip)
   string(SUBSTRING "${text}" ${skip} -1 body)
+  # The body never starts with '#', so a directive's line always follows a newline.
+  string(REGEX REPLACE "\n([ \t]*# shellcheck [^\n]*\n)+" "\n" body "${body}")
   if(body STREQUAL "")
     message(FATAL_ERROR "${SOURCE}: nothing after the leading comment lines")
   endif()

@@ -2,11 +2,13 @@
 # `tpush logs -f`: follows FILE ($f, the last $n lines first; logs_command()
 # sets both) until the sshd session process that runs us is gone: tpush closing
 # the connection (Ctrl-C, timeout, exit) ends the remote tail within a second.
+# shellcheck disable=SC2154 # f and n: set by the line logs_command() writes first
 
 stat_of() {
   st_s=
   [ -r "/proc/$1/stat" ] && read -r st_s 2>/dev/null < "/proc/$1/stat" || return 1
   st_s=${st_s##*) }
+  # shellcheck disable=SC2086 # the stat line's fields, split on purpose
   set -- $st_s
   st_ppid=$2
 }

@@ -13,11 +13,13 @@
 #                         ancestor, a helper, a helper's child, a tpush client (its
 #                         argv holds the pattern too: -w localhost), a kernel thread,
 #                         a zombie, or (without all_users) someone else's
+# shellcheck disable=SC2154 # client: set by the lines kill_script() and tpu_kill_script() write first
 
 stat_of() {
   st_s=
   [ -r "/proc/$1/stat" ] && read -r st_s 2>/dev/null < "/proc/$1/stat" || return 1
   st_s=${st_s##*) }
+  # shellcheck disable=SC2086 # the stat line's fields, split on purpose
   set -- $st_s
   st_state=$1 st_ppid=$2 st_start=${20}
 }
@@ -49,6 +51,7 @@ match() {
 # very machine (same boot id, same pid and start time), and its ancestors (timeout,
 # a script, sudo) join anc: their command lines hold the pattern too.
 client_ancestors() {
+  # shellcheck disable=SC2086 # the client's three words, split on purpose
   set -- $client
   [ $# -eq 3 ] || return 0
   b_=

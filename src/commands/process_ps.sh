@@ -1,6 +1,7 @@
 # shellcheck shell=sh
 # `tpush ps [PATTERN]`: after the lines ps_script() writes (M, pat, has_pat,
 # all_users) and process_library.sh.
+# shellcheck disable=SC2154 # pat: set by the lines ps_script() writes first; targets: process_library.sh
 
 ancestors
 if [ -n "$has_pat" ]; then

@@ -5,6 +5,8 @@
 #                           rest = the ones signalled
 #   wait_gone TICKS      -> polls every 0.1 s until rest is empty (0) or TICKS pass (1)
 #   stop_targets         -> signal, grace, KILL, report survivors (uses sig ticks esc)
+# shellcheck disable=SC2154 # esc, sig and ticks: set by the lines process_scripts.cpp writes first
+# shellcheck disable=SC2034 # status and sent: read by process_kill.sh and process_tpu_kill.sh
 
 status=0 sent=
 signal_all() {

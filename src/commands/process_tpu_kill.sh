@@ -4,15 +4,18 @@
 # ticks, esc, devices, lockfiles), process_library.sh and process_stop.sh.
 # holders: the holders of the devices in "$@": lsof, else fuser, else every
 # /proc/*/fd link.
+# shellcheck disable=SC2154 # devices, lockfiles, ticks: set by the lines tpu_kill_script() writes first
 
 holders() {
   [ $# -gt 0 ] || return 0
   if [ -z "${TPUSH_PROC_SCAN-}" ] && command -v lsof >/dev/null 2>&1; then
     lsof -w -t "$@" 2>/dev/null
   elif [ -z "${TPUSH_PROC_SCAN-}" ] && command -v fuser >/dev/null 2>&1; then
+    # shellcheck disable=SC2020 # blanks and tabs alike become newlines, on purpose
     fuser "$@" 2>/dev/null | tr -s ' \t' '\n\n' | tr -cd '0-9\n'
   else
     devs_=$(printf '%s\n' "$@")
+    # shellcheck disable=SC2012 # fd numbers and device paths, listed by one process (no readlink per fd)
     ls -l /proc/[0-9]*/fd 2>/dev/null | TPUSH_DEVS=$devs_ awk '
       BEGIN { n = split(ENVIRON["TPUSH_DEVS"], d, "\n"); for (k = 1; k <= n; k++) dev[d[k]] = 1 }
       /^\/proc\/[0-9]+\/fd:$/ { split($0, a, "/"); pid = a[3]; next }
@@ -41,6 +44,7 @@ else
       i=$((i + 5))
     done
     if [ -n "$targets" ]; then
+      # shellcheck disable=SC2034 # s_, the start time, read so that c_ is the command alone
       while read -r p_ s_ c_; do
         [ -n "$p_" ] && printf 'still held %s %.200s\n' "$p_" "$c_"
       done <<EOF_
@@ -63,4 +67,5 @@ for l in $lockfiles; do
   fi
 done
 [ "$removed" = 1 ] || [ "$status" != 0 ] || echo "no TPU lock files ($lockfiles)"
+# shellcheck disable=SC2086 # status is 0 or 1
 exit $status

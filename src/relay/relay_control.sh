@@ -3,15 +3,18 @@
 # each worker as `exec bash -c SCRIPT tpush-relay ID KEEP AUTHORIZED_KEYS`: ID, 1
 # to keep mtimes, the authorized_keys file ("" = ~/.ssh/authorized_keys). Reports
 # go to stdout; nothing else is printed there.
+# shellcheck disable=SC2015 # every `A && B || C` here means: C when A or B fails
 set -u
 shopt -s lastpipe
 export LC_ALL=C
 id=$1 keep=$2 ak_arg=${3-}
+# shellcheck disable=SC2086 # the connection's four words, split on purpose
 set -- $SSH_CONNECTION
 d=/tmp/tpush-relay-$id/$3
 ak=${ak_arg:-$HOME/.ssh/authorized_keys}
 akdir=${ak%/*}
 tag=tpush-relay-$id
+# shellcheck disable=SC1007 # empty values, on purpose
 hop= tmp= added= made_ak= made_dir= nl_added=
 say() { printf '%s\n' "$*"; }
 locked() {
@@ -62,6 +65,7 @@ authorize() {
 # Setup: LENGTH, newline, then LENGTH bytes: the key, the
 # authorized_keys line and the manifest, each field ended by a NUL.
 IFS= read -r len || fail "no setup"
+# shellcheck disable=SC2174 # /tmp exists: the one directory -p may make is the one -m is for
 mkdir -p -m 700 "/tmp/tpush-relay-$id" && mkdir -m 700 "$d" || fail "cannot create $d"
 umask 077
 head -c "$len" > "$d/setup"
@@ -96,6 +100,7 @@ else
 fi
 
 # Stores the stream on stdin: the manifest's files, in order.
+# shellcheck disable=SC2154 # kind, mode, mtime, size, sum, path: arrays read_setup fills
 store() {
   local i=0 p dir got
   while [ "$i" -lt "$n" ]; do
@@ -165,6 +170,7 @@ receive() {
 
 set -f  # an order's words are never file name patterns
 while IFS= read -r cmd; do
+  # shellcheck disable=SC2086 # an order's words, split on purpose (set -f above)
   set -- $cmd
   case ${1-} in
     go) shift; receive "$@" ;;

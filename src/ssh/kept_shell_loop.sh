@@ -27,6 +27,8 @@
 # time (with one `rm`, a fork and an exec that the commands in between do not
 # pay), never the one of the command it is running: the client sends a
 # command only once it knows how the one before ended.
+# shellcheck disable=SC2154 # tpush_d: set by guardian_start(), in the lines before
+# shellcheck disable=SC1007 # `tpush_a= tpush_i=0`: empty values, on purpose
 exec 3>&2 2>/dev/null
 tpush_t=$tpush_d/shell-$$
 : > "$tpush_t" || exit 0
@@ -48,6 +50,7 @@ while read -r tpush_n tpush_p tpush_e tpush_k; do
   while [ "$tpush_n" -gt 0 ] && IFS= read -r tpush_l; do tpush_c+=$tpush_l$'\n'; tpush_n=$((tpush_n - 1)); done
   tpush_state
   if [ "$tpush_x" != "$tpush_x0" ]; then printf '%sstale\n' "$tpush_e"; printf '%sstale\n' "$tpush_e" >&3; exit 0; fi
+  # shellcheck disable=SC2086 # the claims' names (c and hex digits), split on purpose
   if [ "$tpush_i" -ge 64 ]; then (cd "$tpush_d" && IFS=' ' && command rm -f -- $tpush_a) </dev/null >/dev/null; tpush_a= tpush_i=0; fi
   tpush_o=$-; set -C
   { : > "$tpush_d/c$tpush_k"; } && tpush_r=0 || tpush_r=1

@@ -18,4 +18,5 @@
 # the INT and TERM tpush sends to that group). Without GNU tail the
 # wait ends at once with the connection still there: it leaves, and the next
 # command starts another.
+# shellcheck disable=SC2034 # x takes the rest of the line, so that p is its first field alone
 trap '' INT TERM HUP; tail --pid="$1" -f /dev/null 2>/dev/null; if kill -0 "$1" 2>/dev/null; then rm -rf "$2"; exit 0; fi; start() { sed 's/.*) //' "$1" 2>/dev/null | cut -d' ' -f20; }; for f in "$2"/*; do p=${f##*/}; p=${p#j}; case $p in ''|*[!0-9]*) continue;; esac; read -r p x < "$f" || continue; case $p in ''|*[!0-9]*|0|1) continue;; esac; if [ -e "/proc/$p" ]; then [ "$(start "/proc/$p/stat")" = "$(start "$f")" ] || continue; fi; kill -s HUP -- "-$p" 2>/dev/null; done; rm -rf "$2"
