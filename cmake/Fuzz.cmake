@@ -40,6 +40,7 @@ list(TRANSFORM TPUSH_FUZZ_SOURCES PREPEND ${PROJECT_SOURCE_DIR}/)
 set(tpush_fuzz_flags -fsanitize=${TPUSH_FUZZ_SANITIZE} -fno-sanitize-recover=all
     -fno-omit-frame-pointer -g)
 add_library(tpush_fuzz_parsers STATIC ${TPUSH_FUZZ_SOURCES})
+tpush_use_scripts(tpush_fuzz_parsers)  # relay_script.cpp sends relay_control.sh
 target_include_directories(tpush_fuzz_parsers PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_compile_definitions(tpush_fuzz_parsers PUBLIC TPUSH_VERSION="${PROJECT_VERSION}"
   SPDLOG_FMT_EXTERNAL)

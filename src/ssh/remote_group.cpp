@@ -8,6 +8,8 @@
 #include <random>
 #include <utility>
 
+#include "tpush/ssh/remote_group_guardian_sh.h"
+#include "tpush/ssh/remote_group_watchdog_sh.h"
 #include "tpush/util/shell_quote.h"
 
 namespace tpush::ssh {
@@ -18,44 +20,10 @@ namespace {
 constexpr std::size_t kMaxLinesBeforeTag = 16;
 constexpr std::size_t kMaxPidDigits = 10;
 
-// Runs in the background with /dev/null for every stream (so sshd never waits
-// for it), until the login shell ($1) or the sshd session process ($2) ends,
-// whichever is first: a `tail --pid` waiter on each, and a SIGCHLD trap that
-// ends both and the wait (both may have ended before the trap knew their
-// pids: hence the check before waiting; KILL, since they inherit the ignored
-// TERM). When the session went first with the shell still running, the
-// connection was lost mid-command: HUP to the group, as a pty's hang-up would
-// do. It never outlives the command, so a session kept between runs (--persist)
-// gathers none. INT and TERM, which tpush sends to the group, pass it by.
-constexpr const char* kWatchdog =
-    "trap '' INT TERM; trap 'kill -s KILL $w $s 2>/dev/null' CHLD; "
-    "tail --pid=\"$2\" -f /dev/null 2>/dev/null & w=$!; tail --pid=\"$1\" -f /dev/null 2>/dev/null & s=$!; "
-    "if kill -0 \"$1\" 2>/dev/null && kill -0 \"$2\" 2>/dev/null; then wait; fi; kill -s KILL $w $s 2>/dev/null; "
-    "kill -0 \"$2\" 2>/dev/null || { kill -0 \"$1\" 2>/dev/null && kill -s HUP -- \"-$1\"; }";
-
-// The per-connection variant, for sessions a persist master keeps: one
-// guardian per connection instead of a watchdog per command, so a command on a
-// kept session costs the worker no process beyond its own. The guardian ($1:
-// the sshd session process, $2: its directory) waits for the connection to end,
-// then sends HUP to the group of each command registered in the directory that
-// still runs: a file per login shell, named by its pid (or per kept shell,
-// ssh/kept_shell.h, named j and its pid, rewritten for each command it runs)
-// and holding the group leader's /proc/PID/stat line, whose pid (field 1) names
-// the group and whose start time (field 22) tells a recycled pid from the
-// leader itself. A group whose leader is gone but whose members are not
-// keeps its pid from being reused, so it gets HUP too (the guardian itself is
-// in the group of the command that started it: it ignores HUP, as it ignores
-// the INT and TERM tpush sends to that group). Without GNU tail the
-// wait ends at once with the connection still there: it leaves, and the next
-// command starts another.
-constexpr const char* kGuardian =
-    "trap '' INT TERM HUP; tail --pid=\"$1\" -f /dev/null 2>/dev/null; "
-    "if kill -0 \"$1\" 2>/dev/null; then rm -rf \"$2\"; exit 0; fi; "
-    "start() { sed 's/.*) //' \"$1\" 2>/dev/null | cut -d' ' -f20; }; "
-    "for f in \"$2\"/*; do p=${f##*/}; p=${p#j}; case $p in ''|*[!0-9]*) continue;; esac; "
-    "read -r p x < \"$f\" || continue; case $p in ''|*[!0-9]*|0|1) continue;; esac; "
-    "if [ -e \"/proc/$p\" ]; then [ \"$(start \"/proc/$p/stat\")\" = \"$(start \"$f\")\" ] || continue; fi; "
-    "kill -s HUP -- \"-$p\" 2>/dev/null; done; rm -rf \"$2\"";
+// The hang-up watchdog (per command) and the guardian (per connection): see
+// their files.
+constexpr std::string_view kWatchdog = util::one_line(remote_group_watchdog_sh);
+constexpr std::string_view kGuardian = util::one_line(remote_group_guardian_sh);
 
 bool is_digits(std::string_view s) {
   for (char c : s)

@@ -107,6 +107,20 @@ TEST_CASE("relay script: every file checked and renamed into place, nothing left
   CHECK(run_shell("find '" + w.path().string() + "/out' -name '.*tpush-tmp*'").out.empty());
 }
 
+TEST_CASE("relay script: files in the worker's directory named like its manifest's fields change nothing") {
+  // read's targets (kind[n], ...) were once file name patterns too, and a file
+  // "kindn" in the directory the script runs in took the manifest's field.
+  Worker w;
+  w.add_file("out/a", "aaa");
+  for (const char* name : {"kindn", "moden", "mtimen", "sizen", "sumn", "pathn"}) w.write(name, "");
+  const auto r = w.run(w.stream);
+  const auto lines = tpush::test::lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1].rfind("stored ", 0) == 0);
+  CHECK(join_lines(lines, 2, 4) == "end exit 0");
+  CHECK(read_file(w / "out/a") == "aaa");
+}
+
 TEST_CASE("relay script: the authorized_keys line is forced, restricted and expires") {
   Worker w;
   w.add_file("x", "x");

@@ -1,6 +1,7 @@
 // util::shell_quote, checked against a real /bin/sh.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,4 +44,26 @@ TEST_CASE("shell quote: a quoted value is one word") {
     CAPTURE(tricky_values()[i]);
     CHECK(got[i] == "1");
   }
+}
+
+TEST_CASE("fill in: each placeholder becomes its value, values are not searched again") {
+  using tpush::util::fill_in;
+  CHECK(fill_in("f=@DIR@/in.@N@; exec cat > \"$f\" # @DIR@", {{"@DIR@", "/tmp/a"}, {"@N@", "@DIR@"}}) ==
+        "f=/tmp/a/in.@DIR@; exec cat > \"$f\" # /tmp/a");
+  // "$@", an email or an @ alone are no placeholders.
+  CHECK(fill_in("set -- \"$@\" x@y @ @@ @a@ @X@", {{"@X@", "1"}}) == "set -- \"$@\" x@y @ @@ @a@ 1");
+}
+
+TEST_CASE("fill in: a placeholder left over or a name the script lacks is tpush's mistake") {
+  using tpush::util::fill_in;
+  CHECK_THROWS_AS(fill_in("echo @A@ @B@", {{"@A@", "1"}}), std::logic_error);
+  CHECK_THROWS_AS(fill_in("echo @A@", {{"@A@", "1"}, {"@C@", "3"}}), std::logic_error);
+}
+
+TEST_CASE("one line: a one-line script file without its newline") {
+  using tpush::util::one_line;
+  static_assert(one_line("a; b\n") == "a; b");
+  CHECK_THROWS_AS(one_line("a\nb\n"), std::logic_error);
+  CHECK_THROWS_AS(one_line("a"), std::logic_error);
+  CHECK_THROWS_AS(one_line(""), std::logic_error);
 }

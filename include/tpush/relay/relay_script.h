@@ -1,5 +1,6 @@
 // The worker's side of a relayed copy (tpush cp --relay), as a bash script
-// tpush runs on each worker over its own session, and the words they speak.
+// tpush runs on each worker over its own session (src/relay/relay_control.sh),
+// and the words they speak.
 //
 // Every worker of a transfer runs the control script. It reads its setup on
 // stdin (the transfer's hop key, the host keys tpush verified, the
