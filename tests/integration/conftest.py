@@ -44,6 +44,18 @@ SUMMARY_WORKER = re.compile(r"^tpush: (\S+):\s+(.*)$")
 
 
 # ---------------------------------------------------------------------------
+# Order
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that run one after another in one process (an xdist_group: see
+    test_relay.py) go first: started last, that chain would be the suite's tail while
+    the other processes sit idle."""
+    grouped = [i for i in items if i.get_closest_marker("xdist_group")]
+    if grouped:
+        items[:] = grouped + [i for i in items if not i.get_closest_marker("xdist_group")]
+
+
+# ---------------------------------------------------------------------------
 # The binary
 
 @pytest.fixture(scope="session")
