@@ -1,21 +1,28 @@
 #!/bin/bash
 # The control script of a relayed copy (relay_script.h says what it does), run on
-# each worker as `exec bash -c SCRIPT tpush-relay ID KEEP AUTHORIZED_KEYS`: ID, 1
-# to keep mtimes, the authorized_keys file ("" = ~/.ssh/authorized_keys). Reports
-# go to stdout; nothing else is printed there.
+# each worker as `exec bash -c SCRIPT tpush-relay KEEP AUTHORIZED_KEYS SILENCE`: 1 to
+# keep mtimes, the authorized_keys file ("" = ~/.ssh/authorized_keys), the seconds
+# without an order after which it ends. Nothing on that command line names anything
+# the script makes. Reports go to stdout; nothing
+# else is printed there.
+#
+# Everything it makes is the user's alone (umask 077): its directory comes from
+# mktemp -d, owner and mode checked; temporary files beside the targets come from
+# mktemp too. Whatever ends it (quit, the end of stdin, HUP from the hang-up
+# watchdog, INT, TERM, or no order for SILENCE seconds: tpush says "-" every few
+# seconds, so a cut network ends it), it stops its own process group (the hop's
+# ssh, a store under way), the writers of its FIFOs it recorded (tpush's feeds,
+# a sender's login), and removes what it made.
 # shellcheck disable=SC2015 # every `A && B || C` here means: C when A or B fails
 set -u
 shopt -s lastpipe
 export LC_ALL=C
-id=$1 keep=$2 ak_arg=${3-}
-# shellcheck disable=SC2086 # the connection's four words, split on purpose
-set -- $SSH_CONNECTION
-d=/tmp/tpush-relay-$id/$3
+umask 077
+keep=$1 ak_arg=${2-} silence=${3:-45}
 ak=${ak_arg:-$HOME/.ssh/authorized_keys}
 akdir=${ak%/*}
-tag=tpush-relay-$id
 # shellcheck disable=SC1007 # empty values, on purpose
-hop= tmp= added= made_ak= made_dir= nl_added=
+d= tag= receiving= added= made_ak= made_dir= nl_added=
 say() { printf '%s\n' "$*"; }
 locked() {
   local status=0
@@ -35,14 +42,44 @@ unauthorize() {
   [ -n "$made_dir" ] && rmdir "$akdir" 2>/dev/null
   :
 }
+
+# Stops the process file $1 names ("PID START": START is field 22 of
+# /proc/PID/stat, its start time), if that pid is still the same process.
+stop_recorded() {
+  local pid start stat
+  read -r pid start < "$1" 2>/dev/null || return 0
+  read -r stat < "/proc/$pid/stat" 2>/dev/null || return 0
+  stat=${stat##*) }
+  set -f
+  # shellcheck disable=SC2086 # the fields after the command's name, split on purpose
+  set -- $stat
+  set +f
+  [ "${20-}" = "$start" ] && kill "$pid" 2>/dev/null
+  :
+}
+
+# Lets go of every writer still opening or holding FIFO $1 (a sender of an
+# attempt that ended, a feed from tpush), and removes it.
+release() {
+  [ -p "$1" ] || return 0
+  : <> "$1"
+  stop_recorded "$1.pid"
+  stop_recorded "$1.feed"
+  rm -f "$1" "$1.pid" "$1.feed"
+}
+
 cleanup() {
   trap '' HUP INT TERM PIPE
-  [ -n "$hop" ] && kill "$hop" 2>/dev/null
-  [ -n "$tmp" ] && rm -f -- "$tmp"
+  set +f  # the orders' loop turned patterns off: the FIFOs are found with one
+  kill -s TERM -- "-$$" 2>/dev/null
+  [ -n "$receiving" ] && wait "$receiving" 2>/dev/null
   [ -n "$added" ] && locked unauthorize
-  for f in "$d"/in.*; do release "$f"; done
-  rm -rf "$d"
-  rmdir "/tmp/tpush-relay-$id" 2>/dev/null
+  if [ -n "$d" ]; then
+    for f in "$d"/in.*; do
+      case $f in *.pid | *.feed) ;; *) release "$f" ;; esac
+    done
+    rm -rf -- "$d"
+  fi
 }
 trap cleanup EXIT
 trap 'exit 129' HUP
@@ -65,9 +102,13 @@ authorize() {
 # Setup: LENGTH, newline, then LENGTH bytes: the key, the
 # authorized_keys line and the manifest, each field ended by a NUL.
 IFS= read -r len || fail "no setup"
-# shellcheck disable=SC2174 # /tmp exists: the one directory -p may make is the one -m is for
-mkdir -p -m 700 "/tmp/tpush-relay-$id" && mkdir -m 700 "$d" || fail "cannot create $d"
-umask 077
+d=$(mktemp -d "${TMPDIR:-/tmp}/tpush-relay.XXXXXXXXXX" 2>&1) || fail "cannot make a directory of its own (mktemp -d): $d"
+# Only the characters the forced command and the feeds may hold unquoted, and
+# made by us for us alone.
+case $d in
+  /*[!A-Za-z0-9._/-]* | [!/]*) rmdir -- "$d"; fail "mktemp -d made $d: TMPDIR must be a plain absolute path" ;;
+esac
+[ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ] && [ "$(stat -c %a -- "$d")" = 700 ] || fail "$d is not a private directory of ours"
 head -c "$len" > "$d/setup"
 [ "$(stat -c %s "$d/setup")" = "$len" ] || fail "setup cut short"
 n=0
@@ -81,15 +122,17 @@ read_setup() {
   done
 }
 read_setup < "$d/setup" || fail "setup unreadable"
-line=${line//@EXPIRY@/$(date -d '+1 hour' +%Y%m%d%H%M)}
+rm -f -- "$d/setup"
+tag=${line##* }
+# sshd reads expiry-time in the system's time zone, not the user's.
+line=${line//@EXPIRY@/$(env -u TZ date -d '+1 hour' +%Y%m%d%H%M)}
 printf '%s' "$key" > "$d/key" && mkfifo "$d/in.1" "$d/in.2" "$d/in.3" "$d/fwd" || fail "cannot write $d"
 if [ ! -d "$akdir" ]; then
   mkdir -m 700 "$akdir" && made_dir=1 || fail "cannot create $akdir"
 fi
 added=1
 locked authorize "$line" || fail "cannot add the relay key to $ak"
-umask 022
-say ready
+say "ready $d"
 
 # SHA-256 of the file $1: OpenSSL's where there is one (several times faster
 # than coreutils' on CPUs with SHA instructions), else sha256sum.
@@ -99,7 +142,10 @@ else
   digest() { sha256sum < "$1"; }
 fi
 
-# Stores the stream on stdin: the manifest's files, in order.
+# Stores the stream on stdin: the manifest's files, in order, each first in a
+# temporary file of its own beside the target (mktemp: made new, the user's
+# alone), renamed over the target once its size and SHA-256 are right. Parent
+# directories are made 0755 less the user's umask... as they were: with 022.
 # shellcheck disable=SC2154 # kind, mode, mtime, size, sum, path: arrays read_setup fills
 store() {
   local i=0 p dir got
@@ -107,14 +153,14 @@ store() {
     p=${path[i]}
     if [ "${kind[i]}" = d ]; then
       if [ ! -d "$p" ]; then
-        mkdir -p -- "$p" 2>"$d/err" && chmod "${mode[i]}" -- "$p" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+        (umask 022 && mkdir -p -- "$p") 2>"$d/err" && chmod "${mode[i]}" -- "$p" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
       fi
     else
       dir=${p%/*}
       [ "$dir" = "$p" ] && dir=.
       [ -z "$dir" ] && dir=/
-      mkdir -p -- "$dir" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
-      tmp=$dir/.${p##*/}.tpush-tmp-$id-$$
+      (umask 022 && mkdir -p -- "$dir") 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      tmp=$(mktemp "$dir/.${p##*/}.tpush-XXXXXXXXXX" 2>"$d/err") || { tmp=; say "failed $i $(head -n 1 "$d/err")"; return 1; }
       head -c "${size[i]}" > "$tmp" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
       got=$(stat -c %s -- "$tmp")
       [ "$got" = "${size[i]}" ] || { say "short $i $got"; return 2; }
@@ -130,19 +176,19 @@ store() {
   say stored $((($(date +%s%N) - started) / 1000000))
 }
 
-# Lets go of any writer still opening or holding FIFO $1 (a sender of an
-# attempt that ended), and removes it.
-release() {
-  [ -p "$1" ] || return 0
-  : <> "$1"
-  rm -f "$1" "$1.pid"
-}
-
-# go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS KEYTYPE KEY: receive once
-# from the attempt's own FIFO, passing the bytes on to the worker named (if
-# any) as they arrive; its host key is the one given, and no other.
+# go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY:
+# receive once from the attempt's own FIFO, passing the bytes on to the worker
+# named (if any) as they arrive, into its FIFO in its DIRECTORY; its host key is
+# the one given, and no other. Runs in
+# the background, so orders (and tpush's "-") are read meanwhile; a temporary
+# file of a store cut short is removed however it ends.
 receive() {
-  local in=$d/in.$1 started
+  local in=$d/in.$1 started hop=
+  tmp=
+  trap '[ -n "$tmp" ] && rm -f -- "$tmp"' EXIT
+  trap 'exit 143' TERM
+  trap 'exit 129' HUP
+  trap 'exit 141' PIPE  # a report to a tpush that is gone: without it, the temporary file would stay
   started=$(date +%s%N)
   [ -p "$in" ] || { say "failed - no attempt $1"; return; }
   if [ "$2" = - ]; then
@@ -154,7 +200,7 @@ receive() {
         -o BatchMode=yes -o UserKnownHostsFile="$d/known" -o GlobalKnownHostsFile=/dev/null \
         -o StrictHostKeyChecking=yes -o HostKeyAlias="$5" -o ConnectTimeout=10 \
         -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR \
-        -o Ciphers=^aes128-gcm@openssh.com,aes256-gcm@openssh.com -- "$2" "tpush-relay $1" \
+        -o Ciphers=^aes128-gcm@openssh.com,aes256-gcm@openssh.com -- "$2" "tpush-relay $1 $8" \
         < "$d/fwd" > /dev/null 2> "$d/hop"
       status=$?
       [ "$status" = 0 ] || say "hop $status $(tail -n 1 "$d/hop")"
@@ -162,18 +208,31 @@ receive() {
     hop=$!
     tee -p "$d/fwd" < "$in" | store
     wait "$hop"
-    hop=
   fi
   release "$in"
   say end
 }
 
 set -f  # an order's words are never file name patterns
-while IFS= read -r cmd; do
+while :; do
+  IFS= read -r -t "$silence" cmd || {
+    status=$?
+    [ "$status" -gt 128 ] && exit 124  # no word from tpush for $silence s: the link is gone
+    exit 0                             # the end of stdin: tpush closed the channel
+  }
   # shellcheck disable=SC2086 # an order's words, split on purpose (set -f above)
   set -- $cmd
   case ${1-} in
-    go) shift; receive "$@" ;;
-    quit) exit 0 ;;
+    go)
+      shift
+      [ -n "$receiving" ] && wait "$receiving"
+      receive "$@" &
+      receiving=$!
+      ;;
+    quit)
+      [ -n "$receiving" ] && wait "$receiving"
+      receiving=
+      exit 0
+      ;;
   esac
 done

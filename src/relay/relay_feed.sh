@@ -2,11 +2,13 @@
 # tpush feeding a worker of a relayed copy itself: run by the login shell, any
 # shell, as `exec /bin/sh -c 'THIS'`, one line in single quotes (so it holds none),
 # with stdin written into the FIFO of attempt @ATTEMPT@ in the worker's directory
-# (@DIRECTORY@/ADDR, ADDR the address from $SSH_CONNECTION). A sender that got
-# as far as the FIFO left its pid: bytes may have arrived, so tpush's own would
-# follow them; it cuts that sender off instead (exit @FEED_CUT@, kFeedCut), and
-# the worker's copy ends short. Placeholders: relay_feed_command() fills them in.
-# shellcheck disable=SC2086 # $SSH_CONNECTION's four words, split on purpose
-# shellcheck disable=SC2046 # the pid file holds one pid (relay_forced.sh's echo $$)
+# @DIRECTORY@ (the control script made it and said so in its "ready" line). It
+# records itself beside the FIFO ("PID START", START its start time, field 22 of
+# /proc/PID/stat), so the control script stops it, and no other process, when it
+# ends. A sender that got as far as the FIFO recorded itself too: bytes may have
+# arrived, so tpush's own would follow them; the feed stops that sender instead
+# (if it is still that process: same start time) and exits @FEED_CUT@ (kFeedCut),
+# and the worker's copy ends short. Placeholders: relay_feed_command() fills them in.
+# shellcheck disable=SC2086 # /proc/PID/stat's fields, split on purpose
 # shellcheck disable=SC2242 # @FEED_CUT@ is a number once filled in
-set -- $SSH_CONNECTION; f=@DIRECTORY@/$3/in.@ATTEMPT@; [ -p "$f" ] || exit 1; if [ -s "$f.pid" ]; then kill $(cat "$f.pid") 2>/dev/null; exit @FEED_CUT@; fi; exec cat > "$f"
+f=@DIRECTORY@/in.@ATTEMPT@; [ -p "$f" ] && [ -O "$f" ] || exit 1; if [ -s "$f.pid" ]; then read -r p t < "$f.pid" && read -r s < "/proc/$p/stat" && s=${s##*) } && set -- $s && [ "${20}" = "$t" ] && kill "$p" 2>/dev/null; exit @FEED_CUT@; fi; read -r s < /proc/$$/stat && s=${s##*) } && set -- $s && echo "$$ ${20}" > "$f.feed" && exec cat > "$f"

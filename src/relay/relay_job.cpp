@@ -40,7 +40,7 @@ RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Connect
   feed_sink_.data = [](int, std::string_view) {};
   feed_sink_.can_accept = [] { return true; };
   orders_.text = transfer_.setup();
-  where_ = HopTarget{hop_address.empty() ? endpoint.host : hop_address, endpoint.port, endpoint.user, "", ""};
+  where_ = HopTarget{hop_address.empty() ? endpoint.host : hop_address, endpoint.port, endpoint.user, "", "", ""};
 }
 
 RelayJob::~RelayJob() { detach(true); }
@@ -77,6 +77,11 @@ void RelayJob::on_report(const std::string& line) {
   spdlog::debug("{}: relay: {}", transfer_.label(index_), line);
   switch (r.kind) {
     case K::ready:
+      if (!plain_directory(r.text)) {
+        failure_ = "the relay could not start: its directory is not a plain path (" + r.text + ")";
+        return quit();
+      }
+      where_.directory = r.text;
       attached_ = true;
       transfer_.attach(index_, this, where_);
       transfer_.ready(index_);
@@ -145,10 +150,24 @@ void RelayJob::advance_fallback() {
   }
 }
 
+// Every kHeartbeatSeconds, "-" to the control script: hearing nothing for
+// three of them, it ends on its own (a cut network, tpush killed).
+void RelayJob::tick_work() {
+  if (control_ && !quitting_ && !fallback_) {
+    const auto t = now();
+    if (!last_heartbeat_) last_heartbeat_ = t;
+    if (t - *last_heartbeat_ >= std::chrono::seconds(kHeartbeatSeconds)) {
+      last_heartbeat_ = t;
+      orders_.text += "-\n";
+    }
+  }
+  advance_work();
+}
+
 void RelayJob::advance_work() {
   if (fallback_) return advance_fallback();
   for (int attempt : std::exchange(feeds_wanted_, {}))
-    feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(transfer_.id(), attempt),
+    feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(where_.directory, attempt),
                                                                   ssh::ExecChannel::Settings{false, &transfer_.stream()})});
   for (Feed& f : feeds_) {
     if (f.ended) continue;

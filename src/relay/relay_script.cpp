@@ -1,7 +1,9 @@
 #include "tpush/relay/relay_script.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <stdexcept>
 
 #include "tpush/relay/relay_control_sh.h"
 #include "tpush/relay/relay_feed_sh.h"
@@ -10,9 +12,6 @@
 
 namespace tpush::relay {
 namespace {
-
-
-std::string directory_of(const std::string& id) { return "/tmp/tpush-relay-" + id; }
 
 void field(std::string& out, std::string_view value) {
   out.append(value);
@@ -44,24 +43,31 @@ std::string octal(unsigned mode) {
 
 }  // namespace
 
-std::string relay_control_command(const std::string& id, bool preserve, const std::string& authorized_keys) {
-  return "exec bash -c " + util::shell_quote(relay_control_sh) + " tpush-relay " + id + (preserve ? " 1 " : " 0 ") +
-         util::shell_quote(authorized_keys);
+std::string relay_control_command(bool preserve, const std::string& authorized_keys, int silence_seconds) {
+  return "exec bash -c " + util::shell_quote(relay_control_sh) + " tpush-relay" + (preserve ? " 1 " : " 0 ") +
+         util::shell_quote(authorized_keys) + " " + std::to_string(silence_seconds);
 }
 
-std::string relay_feed_command(const std::string& id, int attempt) {
-  // relay_feed.sh goes in single quotes: it holds none.
+bool plain_directory(std::string_view path) {
+  if (path.size() < 2 || path.front() != '/' || path.find("..") != std::string_view::npos) return false;
+  return std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '/' || c == '-';
+  });
+}
+
+std::string relay_feed_command(const std::string& directory, int attempt) {
+  // relay_feed.sh goes in single quotes: it holds none, nor does a plain directory.
+  if (!plain_directory(directory)) throw std::invalid_argument("relay directory is not a plain path: " + directory);
   return "exec /bin/sh -c '" +
-         util::fill_in(util::one_line(relay_feed_sh), {{"@DIRECTORY@", directory_of(id)},
+         util::fill_in(util::one_line(relay_feed_sh), {{"@DIRECTORY@", directory},
                                                        {"@ATTEMPT@", std::to_string(attempt)},
                                                        {"@FEED_CUT@", std::to_string(kFeedCut)}}) +
          "'";
 }
 
-std::string relay_authorized_line(const std::string& id, const std::string& public_line) {
+std::string relay_authorized_line(const std::string& public_line) {
   // relay_forced.sh goes in single quotes within authorized_keys' double quotes: it holds neither.
-  const std::string forced =
-      "exec /bin/sh -c '" + util::fill_in(util::one_line(relay_forced_sh), {{"@DIRECTORY@", directory_of(id)}}) + "'";
+  const std::string forced = "exec /bin/sh -c '" + std::string(util::one_line(relay_forced_sh)) + "'";
   return "restrict,command=\"" + forced + "\",expiry-time=\"@EXPIRY@\" " + public_line;
 }
 
@@ -90,7 +96,7 @@ std::string relay_go(int attempt, const std::optional<HopTarget>& next) {
   const std::string head = "go " + std::to_string(attempt) + " ";
   if (!next) return head + "-\n";
   return head + word(next->address) + " " + std::to_string(next->port) + " " + word(next->user) + " " +
-         word(next->alias) + " " + word(next->host_key, true) + "\n";
+         word(next->alias) + " " + word(next->host_key, true) + " " + word(next->directory) + "\n";
 }
 
 RelayReport parse_relay_report(std::string_view line) {

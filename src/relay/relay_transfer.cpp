@@ -62,8 +62,8 @@ RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::vector<std::stri
     manifest.push_back(item.entry);
   }
   const ssh::HopKey key = ssh::make_hop_key("tpush-relay-" + id_);
-  control_command_ = ssh::with_group_report(relay_control_command(id_, preserve, authorized_keys));
-  setup_ = relay_setup(key.private_text, relay_authorized_line(id_, key.public_line), manifest);
+  control_command_ = ssh::with_group_report(relay_control_command(preserve, authorized_keys));
+  setup_ = relay_setup(key.private_text, relay_authorized_line(key.public_line), manifest);
 }
 
 void RelayTransfer::attach(std::size_t worker, RelayJob* job, HopTarget where) {

@@ -69,6 +69,16 @@ class SlowLink:
         """Bytes that have left the client (received by the machine's end of the veth)."""
         return int(Path(f"/sys/class/net/{self.host_side}/statistics/rx_bytes").read_text())
 
+    def cut(self) -> None:
+        """The link goes silent both ways, as a cut network does: no FIN, no RST, nothing
+        (the client's end goes down; packets to it are dropped, its own go nowhere)."""
+        _run("ip", "-n", self.ns, "link", "set", self.client_side, "down")
+
+    def mend(self) -> None:
+        """The link back, with the route that went down with it."""
+        _run("ip", "-n", self.ns, "link", "set", self.client_side, "up")
+        _run("ip", "-n", self.ns, "route", "replace", f"10.{self.net}.0.0/16", "via", self.host_addr)
+
     def argv(self, argv: list[str]) -> list[str]:
         """`argv` run as the client, inside the namespace."""
         return ["ip", "netns", "exec", self.ns, *map(str, argv)]

@@ -23,11 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(r.index >= -1);
   if (r.index >= 0) FUZZ_CHECK(line.find(std::to_string(r.index)) != std::string_view::npos);
 
-  // The same bytes as an address or user in an order: one line, whatever they hold.
-  HopTarget t{std::string(line), 22, "u", "a", "ssh-ed25519 AAAA"};
+  // The same bytes as an address or directory in an order: one line, whatever they hold.
+  HopTarget t{std::string(line), 22, "u", "a", "ssh-ed25519 AAAA", std::string(line)};
   const std::string order = relay_go(2, t);
   FUZZ_CHECK(order.find('\n') == order.size() - 1);
-  FUZZ_CHECK(std::count(order.begin(), order.end(), ' ') == 7);
+  FUZZ_CHECK(std::count(order.begin(), order.end(), ' ') == 8);
+  // ... and as a "ready" line's directory: only a plain one is ever put in a command.
+  if (plain_directory(line))
+    FUZZ_CHECK(line.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") ==
+               std::string_view::npos && line.find("..") == std::string_view::npos && line.front() == '/');
   FUZZ_CHECK(order.find_first_of("\t\r*?$`'\"\\;&|<>(){}") == std::string::npos);
   return 0;
 }

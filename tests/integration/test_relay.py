@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,11 +72,11 @@ def results(r) -> dict[str, dict]:
 def leftovers(islands, farm, keys_before: str) -> list[str]:
     """What a relay may leave behind: its directories in /tmp, its line in the key file,
     processes of its own (the control script, the hops), any session still open."""
-    found = [str(p) for p in Path("/tmp").glob("tpush-relay-*")]
+    found = [str(p) for p in Path("/tmp").glob("tpush-relay*")]
     if Path(farm.authorized_keys).read_text() != keys_before:
         found.append("authorized_keys changed")
-    # the control script (tpush-relay ID), a hop (tpush-relay ATTEMPT), a forced command (its FIFO's path)
-    ps = subprocess.run(["pgrep", "-af", "tpush-relay( [0-9]| [0-9a-f]{8}|-[0-9a-f]{8})"], capture_output=True,
+    # the control script (tpush-relay KEEP ...), a hop (tpush-relay ATTEMPT DIR), a feed or forced command (its FIFO's path)
+    ps = subprocess.run(["pgrep", "-af", "tpush-relay( [0-9]|\\.[A-Za-z0-9]{10}/)"], capture_output=True,
                         text=True).stdout
     found += [l for l in ps.splitlines() if "pgrep" not in l]
     for i in islands.islands:
@@ -119,7 +120,7 @@ def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, 
         assert sha(i.path("r1/code/sub dir/weights.bin")) == sha(tree / "sub dir" / "weights.bin"), i.address
         assert i.path("r1/code/run.sh").stat().st_mode & 0o777 == 0o755, i.address
         assert i.path("r1/code/empty").stat().st_size == 0, i.address
-        assert not [p for p in i.path("r1").rglob("*") if "tpush-tmp" in p.name], i.address
+        assert not [p for p in i.path("r1").rglob("*") if ".tpush-" in p.name], i.address
     assert settled(islands, farm, keys_before) == []
 
 
@@ -180,7 +181,7 @@ def test_a_worker_that_cannot_run_the_relay_gets_its_copy_over_sftp(tp, env, far
     assert r.returncode == 0, r
     res = results(r)
     why = res[islands.hosts[CANNOT_RELAY]]["reason"]
-    assert why.startswith("ok (from tpush over SFTP: the relay could not start: cannot write /tmp/tpush-relay-"), why
+    assert why.startswith("ok (from tpush over SFTP: the relay could not start: cannot write /tmp/tpush-relay."), why
     assert came(res, islands.hosts[3]) == f"from {islands.hosts[1]}", res
     assert "tpush: info: relay: attempt 1: 3 workers: tpush -> " in r.err, r.err
     for k in ks:
@@ -193,7 +194,8 @@ def wait_for_bytes(island, rel: str, timeout=60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         d = island.path(rel)
-        if d.is_dir() and any("tpush-tmp" in p.name and p.stat().st_size > 0 for p in d.iterdir()):
+        if d.is_dir() and any(p.name.startswith(".") and ".tpush-" in p.name and p.stat().st_size > 0
+                              for p in d.iterdir()):
             return
         time.sleep(0.01)
     raise AssertionError(f"{island.address}: no bytes arrived under {rel}")
@@ -209,6 +211,7 @@ def test_a_worker_lost_mid_chain_leaves_every_other_worker_with_a_checked_copy(
     lost = 4
     s = tp.stream("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r5/f", env=env)
     wait_for_bytes(islands.islands[6], "r5")  # downstream of the worker about to go
+    made = set(Path("/tmp").glob("tpush-relay.*"))  # the copy's directories, the victim's among them
     victim = islands.islands[lost]
     for p in farm_mod.descendants(victim.pid) + [victim.pid]:
         try:
@@ -224,9 +227,14 @@ def test_a_worker_lost_mid_chain_leaves_every_other_worker_with_a_checked_copy(
         assert res[islands.hosts[k]]["outcome"] == "ok", (islands.hosts[k], res)
         assert sha(islands.islands[k].path("r5/f")) == sha(src), islands.hosts[k]
     assert "relay: attempt 2:" in r.err or "tpush sends it the bytes itself" in r.err, r.err
-    # What the killed worker could not clean up went with it (on a pod, its VM's /tmp).
-    for d in Path("/tmp").glob(f"tpush-relay-*/{victim.address}"):
-        subprocess.run(["rm", "-rf", str(d), str(d.parent)], check=False)
+    # What the killed worker could not clean up went with it (on a pod, its VM's /tmp):
+    # the one directory of the copy still there once the others are gone.
+    deadline = time.monotonic() + 30
+    while len(left := [d for d in made if d.exists()]) > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(left) <= 1, left
+    for d in left:
+        subprocess.run(["rm", "-rf", str(d)], check=False)
     victim.start()  # for the tests after this one
 
 
@@ -246,6 +254,124 @@ def test_ctrl_c_mid_transfer_leaves_nothing_on_any_worker(tp, env, farm, islands
     for k in ks:
         d = islands.islands[k].path("r6")
         assert not d.is_dir() or [p.name for p in d.iterdir()] in ([], ["f"]), islands.hosts[k]
+
+
+def copy_left(islands, rel: str) -> list[str]:
+    """What a copy under DATA/`rel` may leave on the islands: a process any of their
+    sessions started (found by the island's mark in its environment, also once it is
+    orphaned), a directory of a relay in /tmp, a temporary file beside the target."""
+    found = [f"{i.address}: process {p}: {farm_mod.cmdline(p)}" for i in islands.islands
+             for p in farm_mod.marked_processes(i.marker)]
+    found += [str(p) for p in Path("/tmp").glob("tpush-relay*")]
+    for i in islands.islands:
+        d = i.path(rel)
+        if d.is_dir():
+            found += [f"{i.address}: {p.name}" for p in d.iterdir() if p.name.startswith(".")]
+    return found
+
+
+def test_tpush_killed_mid_copy_leaves_nothing_on_any_worker(tp, env, farm, islands, tmp_path):
+    """SIGKILL: tpush cleans up nothing itself. Each worker's sshd sees its connection
+    close, and the control scripts stop what they started (the hops, the feeds) and
+    remove what they made; the temporary files beside the targets too."""
+    keys_before = Path(farm.authorized_keys).read_text()
+    src = tmp_path / "f"
+    with open(src, "wb") as f:
+        for _ in range(96):
+            f.write(os.urandom(1024 * 1024))
+    ks = PLAIN[:8]
+    s = tp.stream(*hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r11/f", env=env)
+    wait_for_bytes(islands.islands[ks[-1]], "r11")
+    os.killpg(s.proc.pid, signal.SIGKILL)
+    assert s.finish(30).returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 60
+    while (left := copy_left(islands, "r11")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == []
+    assert Path(farm.authorized_keys).read_text() == keys_before
+
+
+# A second local user on the workers, who reads whatever of the copy it can: it lists
+# /tmp and everything under a relay's directory, and every hidden file beside the
+# targets, and opens each file it finds. Run in a worker's mount namespace as nobody.
+SPY = r"""
+import os, sys, time
+log, data, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(log, "a", buffering=1) as out:
+    while not os.path.exists(stop):
+        seen = [os.path.join("/tmp", n) for n in os.listdir("/tmp") if n.startswith("tpush-relay")]
+        for d in seen:
+            out.write(f"saw {d}\n")
+            try:
+                seen += [os.path.join(d, n) for n in os.listdir(d)]
+                out.write(f"listed {d}\n")
+            except OSError:
+                pass
+        if os.path.isdir(data):
+            for n in os.listdir(data):
+                if n.startswith("."):
+                    out.write(f"saw {n}\n")
+                    seen.append(os.path.join(data, n))
+        for p in seen:
+            try:
+                with open(p, "rb") as f:
+                    f.read(1)
+                out.write(f"read {p}\n")
+            except OSError:
+                pass
+        time.sleep(0.005)
+"""
+
+
+def test_a_neighbour_on_the_workers_reads_nothing_of_the_copy(tp, env, farm, islands, tmp_path):
+    """Another local user on two of the workers watches for the copy: it finds the
+    relay's directory and the temporary files (so it looked while they were there), but
+    can neither list the one nor open the others, and the copy is right."""
+    # Somewhere nobody can read the spy and write its logs (pytest's tmp_path is root's alone).
+    shared = Path(tempfile.mkdtemp(prefix="tpush-spy-"))
+    shared.chmod(0o755)
+    spy = shared / "spy.py"
+    spy.write_text(SPY)
+    stop = shared / "stop"
+    src = tmp_path / "f"
+    with open(src, "wb") as f:
+        for _ in range(64):
+            f.write(os.urandom(1024 * 1024))
+    ks = PLAIN[:6]
+    watched = [islands.islands[ks[1]], islands.islands[ks[-1]]]
+    (islands.islands[ks[0]].path("r12")).mkdir(exist_ok=True)
+    logs, spies = [], []
+    for n, island in enumerate(watched):
+        island.path("r12").mkdir(exist_ok=True)
+        log = shared / f"spy{n}.log"
+        log.touch()
+        log.chmod(0o666)
+        logs.append(log)
+        spies.append(subprocess.Popen(
+            ["nsenter", "-t", str(island.pid), "-m", "--", "setpriv", "--reuid=65534", "--regid=65534",
+             "--clear-groups", "/usr/bin/python3", str(spy), str(log), f"{islands.data}/r12", str(stop)],
+            stdin=subprocess.DEVNULL))
+    root_mode = islands.root.stat().st_mode
+    islands.root.chmod(0o755)  # the targets' directory, as a shared machine's would be: others may look
+    try:
+        r = tp("--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r12/f", env=env)
+    finally:
+        islands.root.chmod(root_mode)
+        stop.touch()
+        for p in spies:
+            p.wait(timeout=30)
+        texts = [log.read_text() for log in logs]
+        shutil.rmtree(shared, ignore_errors=True)
+    assert r.returncode == 0, r
+    for k in ks:
+        assert sha(islands.islands[k].path("r12/f")) == sha(src), islands.hosts[k]
+    for p in spies:
+        assert p.returncode == 0  # nothing stopped the neighbour's process
+    for text in texts:
+        assert "saw /tmp/tpush-relay." in text, "the neighbour never saw the copy's directory"
+        assert "saw .f.tpush-" in text, "the neighbour never saw a temporary file"
+        got = sorted({l for l in text.splitlines() if l.startswith(("read ", "listed "))})
+        assert got == [], f"the neighbour got at: {got[:20]}"
 
 
 def test_one_tpu_slice_is_relayed_by_default_from_4_mib(tp, env, islands, tmp_path, fake_gcloud):

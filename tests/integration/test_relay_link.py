@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import Tpush
+from conftest import Tpush, farm_mod
 from islands import Islands, have_unshare
 
 # A relay's leftovers are looked for machine-wide (its /tmp directories, its processes),
@@ -94,3 +96,50 @@ def test_a_command_that_stops_reading_stdin_ends_with_its_status(tp, islands, tm
     assert r.returncode != 0, r
     assert f"{w}: exit 7" in r.err, r.err
     assert "lost" not in r.err, r.err
+
+
+def test_a_link_cut_mid_copy_leaves_nothing_on_the_workers_within_a_minute(tp, farm, islands, link, tmp_path):
+    """The client's network goes silent mid-copy (no FIN reaches the workers, whose sshds
+    wait on): each worker's control script hears no "-" from tpush, ends by itself, stops
+    the feeds and hops of the copy and removes everything, within 60 s of the cut. (Last in
+    this file: the link is mended after it.)"""
+    src = tmp_path / "f"
+    with open(src, "wb") as f:
+        for _ in range(160):
+            f.write(os.urandom(MIB))
+    env = tp.env(TPUSH_RELAY_AUTHORIZED_KEYS=farm.authorized_keys)
+    hosts = ["-p", str(islands.port), "-w", ",".join(i.address for i in islands.islands)]
+    s = tp.stream(*hosts, "cp", "--relay", src, f"{islands.data}/cut/f", env=env)
+
+    def receiving() -> bool:
+        for i in islands.islands:
+            d = i.path("cut")
+            if d.is_dir() and any(p.name.startswith(".f.tpush-") and p.stat().st_size > 0 for p in d.iterdir()):
+                return True
+        return False
+
+    def left() -> list[str]:
+        found = [f"{i.address}: process {p}: {farm_mod.cmdline(p)[:120]}" for i in islands.islands
+                 for p in farm_mod.marked_processes(i.marker)]
+        found += [str(p) for p in Path("/tmp").glob("tpush-relay*")]
+        found += [f"{i.address}: {p.name}" for i in islands.islands if i.path("cut").is_dir()
+                  for p in i.path("cut").iterdir() if p.name.startswith(".")]
+        return found
+
+    try:
+        deadline = time.monotonic() + 60
+        while not receiving():
+            assert time.monotonic() < deadline and s.proc.poll() is None, "the copy never started"
+            time.sleep(0.01)
+        link.cut()
+        cut_at = time.monotonic()
+        while (still := left()) and time.monotonic() < cut_at + 60:
+            time.sleep(0.2)
+        assert still == [], f"{time.monotonic() - cut_at:.0f}s after the cut"
+    finally:
+        try:
+            os.killpg(s.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        s.finish(30)
+        link.mend()

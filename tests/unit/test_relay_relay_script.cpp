@@ -52,23 +52,44 @@ struct Worker : tpush::test::TempDir {
 
   // Runs the control script to the end of one attempt fed with `feed`, then
   // `after` (shell code, run before "quit"); returns the driver's output: the
-  // script's reports, then what `after` printed.
+  // script's reports ("ready" without its directory, which the driver keeps in
+  // $dir and in the file `relaydir`), then what `after` printed. The script's
+  // mktemp works in this directory's tmp/ (TMPDIR).
   tpush::test::ShellRun run(const std::string& feed, const std::string& after = ":",
                             const std::string& feeding = "bash feed < stream") {
-    write("command", relay_control_command(id, false, keys.string()));
-    write("feed", relay_feed_command(id, 1));
-    const std::string line = relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id);
+    prepare(feed);
+    return drive("echo \"go 1 -\" >&${CTL[1]}; " + feeding + "; "
+                 "while read -r line <&${CTL[0]}; do echo \"$line\"; [ \"$line\" = end ] && break; done; " +
+                 after + "; echo quit >&${CTL[1]}; wait $CTL_PID; echo exit $?");
+  }
+  // Writes the control command (ending after `silence` seconds without an
+  // order), the feed (feed.in, for "/RELAYDIR"), the forced command (sender),
+  // the setup and the stream.
+  void prepare(const std::string& feed, int silence = kSilenceSeconds) {
+    fs::create_directories(*this / "tmp");
+    write("command", relay_control_command(false, keys.string(), silence));
+    write("feed.in", relay_feed_command("/RELAYDIR", 1));
+    const std::string line = relay_authorized_line("ssh-ed25519 AAAAtest tpush-relay-" + id);
     const std::size_t from = line.find("command=\"") + 9;
     write("sender", line.substr(from, line.find("\",expiry") - from));  // the hop key's forced command
-    write("setup", relay_setup("KEY\n", relay_authorized_line(id, "ssh-ed25519 AAAAtest tpush-relay-" + id), manifest));
+    write("setup", relay_setup("KEY\n", line, manifest));
     write("stream", feed);
+  }
+  // Starts the control script as a coprocess (CTL), sends the setup, reads its
+  // "ready DIR" line, prints "ready", keeps DIR in $dir and in `relaydir`, makes
+  // `feed` for it, then runs `then` (bash, no single quotes).
+  tpush::test::ShellRun drive(const std::string& then) {
     const std::string d = path().string();
-    return run_shell("cd '" + d + "' && SSH_CONNECTION='127.0.0.1 50000 127.0.0.77 22' bash -c '"
+    return run_shell("cd '" + d + "' && TMPDIR='" + d + "/tmp' bash -c '"
                      "coproc CTL { bash command 2>err; }; cat setup >&${CTL[1]}; "
-                     "read -r line <&${CTL[0]}; echo \"$line\"; "
-                     "echo \"go 1 -\" >&${CTL[1]}; " + feeding + "; "
-                     "while read -r line <&${CTL[0]}; do echo \"$line\"; [ \"$line\" = end ] && break; done; " +
-                     after + "; echo quit >&${CTL[1]}; wait $CTL_PID; echo exit $?'");
+                     "read -r line <&${CTL[0]}; echo \"${line%% *}\"; dir=${line#ready }; echo \"$dir\" > relaydir; "
+                     "sed \"s|/RELAYDIR|$dir|\" feed.in > feed; " + then + "'");
+  }
+  // The directory the control script made (its "ready" line), after run().
+  std::string relay_dir() const {
+    std::string d = read_file(*this / "relaydir");
+    while (!d.empty() && d.back() == '\n') d.pop_back();
+    return d;
   }
 };
 
@@ -88,23 +109,29 @@ TEST_CASE("relay script: every file checked and renamed into place, nothing left
   w.add_file("out/empty", "");
   w.write("ssh/authorized_keys", "ssh-ed25519 AAAAmine me@laptop");  // no newline at the end
   const auto r = w.run(w.stream,
-                       "grep -c \"tpush-relay-" + w.id + "\\$\" ssh/authorized_keys; ls -A /tmp/tpush-relay-" + w.id +
-                           "/127.0.0.77");
+                       "grep -c \"tpush-relay-" + w.id + "\\$\" ssh/authorized_keys; stat -c %a \"$dir\"; ls -A \"$dir\"");
   // "stored" says how long the attempt took, in milliseconds.
   const auto lines = tpush::test::lines_of(r.out);
   REQUIRE(lines.size() == 11);
   CHECK(lines[1].rfind("stored ", 0) == 0);
   CHECK(lines[1].find_first_not_of("0123456789", 7) == std::string::npos);
   CHECK(join_lines(lines, 0, 1) == "ready");
-  CHECK(join_lines(lines, 2, 11) == "end 1 err fwd in.2 in.3 key setup exit 0");
+  CHECK(join_lines(lines, 2, 11) == "end 1 700 err fwd in.2 in.3 key exit 0");
+  // mktemp -d's directory, in TMPDIR, gone at the end
+  CHECK(w.relay_dir().rfind((w / "tmp/tpush-relay.").string(), 0) == 0);
+  CHECK(w.relay_dir().size() == (w / "tmp/tpush-relay.").string().size() + 10);
+  CHECK_FALSE(fs::exists(w.relay_dir()));
+  CHECK(fs::is_empty(w / "tmp"));
   CHECK(read_file(w / "out/a") == std::string(300000, 'a'));
   CHECK(read_file(w / "out/sub/b c") == "bee\n");
   CHECK(fs::exists(w / "out/empty"));
   CHECK((fs::status(w / "out/sub/b c").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  CHECK((fs::status(w / "out/a").permissions() & fs::perms::others_read) != fs::perms::none);  // 0644, as asked
   CHECK((fs::status(w / "out").permissions() & fs::perms::group_write) == fs::perms::none);
+  // a parent the manifest does not name is made as before: 0755
+  CHECK((fs::status(w / "out/sub").permissions() & fs::perms::others_exec) != fs::perms::none);
   CHECK(read_file(w.keys) == "ssh-ed25519 AAAAmine me@laptop");  // byte for byte as it was
-  CHECK_FALSE(fs::exists("/tmp/tpush-relay-" + w.id));
-  CHECK(run_shell("find '" + w.path().string() + "/out' -name '.*tpush-tmp*'").out.empty());
+  CHECK(run_shell("find '" + w.path().string() + "/out' -name '.*tpush*'").out.empty());
 }
 
 TEST_CASE("relay script: files in the worker's directory named like its manifest's fields change nothing") {
@@ -126,10 +153,9 @@ TEST_CASE("relay script: the authorized_keys line is forced, restricted and expi
   w.add_file("x", "x");
   const auto r = w.run(w.stream, "cat ssh/authorized_keys");
   const std::string line = tpush::test::lines_of(r.out).at(3);
-  CHECK(line.rfind("restrict,command=\"exec /bin/sh -c 'set -- $SSH_CONNECTION $SSH_ORIGINAL_COMMAND; "
-                   "case $6 in [1-9]) ;; *) exit 2;; esac; f=/tmp/tpush-relay-" + w.id +
-                       "/$3/in.$6; [ -p $f ] && exec 3> $f && echo $$ > $f.pid && exec cat >&3 3>&-'\",expiry-time=\"2",
-                   0) == 0);
+  CHECK(line.rfind("restrict,command=\"exec /bin/sh -c 'set -f; set -- $SSH_ORIGINAL_COMMAND; "
+                   "case $2 in [1-9]) ;; *) exit 2;; esac; d=${3-};", 0) == 0);
+  CHECK(has(line, "'\",expiry-time=\"2"));
   CHECK(has(line, "\" ssh-ed25519 AAAAtest tpush-relay-" + w.id));
   CHECK_FALSE(fs::exists(w.keys));  // it made the file, and removed it
 }
@@ -140,6 +166,7 @@ TEST_CASE("relay script: bytes that are not tpush's, or too few, are not renamed
     w.add_file("a", "right");
     const auto r = w.run("wrong");
     CHECK(r.out == "ready\nmismatch 0\nend\nexit 0\n");
+    CHECK(fs::is_empty(w / "tmp"));
     CHECK_FALSE(fs::exists(w / "a"));
   }
   SUBCASE("the sender went away") {
@@ -150,7 +177,9 @@ TEST_CASE("relay script: bytes that are not tpush's, or too few, are not renamed
     CHECK(r.out == "ready\nshort 1 3\nend\nexit 0\n");
     CHECK(read_file(w / "a") == "whole");  // a file complete and checked stays
     CHECK_FALSE(fs::exists(w / "b"));
-    CHECK(run_shell("ls -A '" + w.path().string() + "'").out == "a\ncommand\nerr\nfeed\nsender\nsetup\nssh\nstream\n");
+    CHECK(run_shell("ls -A '" + w.path().string() + "'").out ==
+          "a\ncommand\nerr\nfeed\nfeed.in\nrelaydir\nsender\nsetup\nssh\nstream\ntmp\n");
+    CHECK(fs::is_empty(w / "tmp"));
   }
   SUBCASE("a file that cannot be written") {
     Worker w;
@@ -168,10 +197,9 @@ TEST_CASE("relay script: tpush's feed cuts off a sender that had reached the wor
   // appending its own bytes to the part that came; the copy ends short.
   Worker w;
   w.add_file("a", "whole");
-  const std::string pid = "/tmp/tpush-relay-" + w.id + "/127.0.0.77/in.1.pid";
   const auto r = w.run(w.stream, ":",
-                       "mkfifo hold; SSH_ORIGINAL_COMMAND=\"tpush-relay 1\" sh -c \"$(cat sender)\" < hold & "
-                       "exec 5> hold; printf wh >&5; until [ -s " + pid + " ]; do :; done; "
+                       "mkfifo hold; SSH_ORIGINAL_COMMAND=\"tpush-relay 1 $dir\" sh -c \"$(cat sender)\" < hold & "
+                       "exec 5> hold; printf wh >&5; until [ -s \"$dir/in.1.pid\" ]; do :; done; "
                        "bash feed < stream; echo feed $?; exec 5>&-");
   const auto lines = tpush::test::lines_of(r.out);
   REQUIRE(lines.size() == 5);
@@ -181,6 +209,33 @@ TEST_CASE("relay script: tpush's feed cuts off a sender that had reached the wor
   CHECK(lines[3] == "end");
   CHECK_FALSE(fs::exists(w / "a"));
   // With no sender before it, the feed is the sender: the first test case.
+}
+
+TEST_CASE("relay script: with no word from tpush for its silence it ends, stops the feeds it recorded, leaves nothing") {
+  // A cut network: tpush's "-" stop coming, and a feed from tpush that reached the
+  // worker sits there with nothing to read. The script ends by itself (exit 124),
+  // stops that feed, and removes its directory.
+  Worker w;
+  w.add_file("a", "whole");
+  w.prepare(w.stream, 1);
+  const auto r = w.drive("mkfifo hold; bash feed < hold & feed=$!; exec 5> hold; "
+                         "until [ -s \"$dir/in.1.feed\" ]; do :; done; "
+                         "wait $CTL_PID; echo exit $?; wait $feed; echo feed $?; ls -A tmp; exec 5>&-");
+  CHECK(r.out == "ready\nexit 124\nfeed 143\n");
+  CHECK_FALSE(fs::exists(w.relay_dir()));
+  CHECK_FALSE(fs::exists(w / "a"));
+}
+
+TEST_CASE("relay script: a recorded pid that is no longer that process is not signalled") {
+  // The feed that recorded itself is gone and its pid taken by another process:
+  // the start time differs, and the script leaves that process alone.
+  Worker w;
+  w.add_file("a", "whole");
+  w.prepare(w.stream, 1);
+  const auto r = w.drive("sleep 600 & other=$!; echo \"$other 1\" > \"$dir/in.1.feed\"; "
+                         "wait $CTL_PID; echo exit $?; kill -0 $other && echo alive; kill $other");
+  CHECK(r.out == "ready\nexit 124\nalive\n");
+  CHECK_FALSE(fs::exists(w.relay_dir()));
 }
 
 TEST_CASE("relay script: reports") {
@@ -198,6 +253,6 @@ TEST_CASE("relay script: reports") {
   CHECK(parse_relay_report("mismatch x").kind == K::unknown);
   CHECK(parse_relay_report("Welcome to Ubuntu").kind == K::unknown);
   CHECK(relay_go(1, std::nullopt) == "go 1 -\n");
-  CHECK(relay_go(2, HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2", "ssh-ed25519 AAAAk"}) ==
-        "go 2 10.0.0.2 22 me tpush-relay-1-2 ssh-ed25519 AAAAk\n");
+  CHECK(relay_go(2, HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2", "ssh-ed25519 AAAAk", "/tmp/tpush-relay.a1B2c3D4e5"}) ==
+        "go 2 10.0.0.2 22 me tpush-relay-1-2 ssh-ed25519 AAAAk /tmp/tpush-relay.a1B2c3D4e5\n");
 }

@@ -54,7 +54,7 @@ class RelayJob final : public fanout::SessionJob {
 
   void start_work(LIBSSH2_SESSION* session) override;
   void advance_work() override;
-  void tick_work() override { advance_work(); }
+  void tick_work() override;
   util::Wait work_wait() const override;
   // The relay could not start on this worker (`why`): out of the chain, and
   // the copy goes over SFTP instead.
@@ -91,6 +91,7 @@ class RelayJob final : public fanout::SessionJob {
   HopTarget where_;  // how the other workers reach this one
   bool attached_ = false, detached_ = false, stored_ = false, quitting_ = false;
   std::string failure_;  // its own store failed: why
+  std::optional<fanout::Clock::time_point> last_heartbeat_;
 };
 
 }  // namespace tpush::relay

@@ -3,36 +3,43 @@
 // and the words they speak.
 //
 // Every worker of a transfer runs the control script. It reads its setup on
-// stdin (the transfer's hop key, the host keys tpush verified, the
-// authorized_keys line, the manifest), then:
-//   - makes /tmp/tpush-relay-ID/ADDR/ (0700; ADDR is the address the worker
-//     was reached at, from $SSH_CONNECTION) with the key and a FIFO per
-//     attempt, `in.1` to `in.3`;
-//   - adds the hop key to authorized_keys with restrict, expiry-time (an hour)
-//     and a forced command that only writes into the FIFO of the attempt the
-//     sender names ("tpush-relay N");
-//   - says "ready", and waits for orders, one line each:
+// stdin (the transfer's hop key, the authorized_keys line, the manifest), then:
+//   - makes a directory of its own with mktemp -d (under TMPDIR, else /tmp),
+//     everything under umask 077, and checks it is a plain path, not a link,
+//     owned by the user, mode 0700; nothing on its command line names it;
+//   - puts there the key and a FIFO per attempt, `in.1` to `in.3`;
+//   - adds the hop key to authorized_keys with restrict, expiry-time (an hour,
+//     in the system's time zone, as sshd reads it) and a forced command that
+//     only writes into the FIFO of the attempt the sender names ("tpush-relay
+//     N DIRECTORY", the receiver's directory: relay_forced.sh);
+//   - says "ready DIRECTORY", and waits for orders, one line each:
 //       go N -                       receive attempt N from `in.N` (tpush, or
 //                                    a sender of its own, feeds it)
-//       go N ADDRESS PORT USER ALIAS KEYTYPE KEY
+//       go N ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY
 //                                    the same, passing every byte on to that
 //                                    worker as it arrives, with the worker's
 //                                    own ssh, the hop key, and the host key
 //                                    tpush verified for it as the only one
-//                                    known
+//                                    known, into its FIFO in its DIRECTORY
+//       -                            nothing: tpush is there (kHeartbeatSeconds)
 //       quit
+//     An attempt is received in the background, so orders are read all along:
+//     with none for 45 s (three heartbeats missed: a cut network, tpush
+//     stopped or killed without its FIN reaching the worker) the script ends.
 //     When an attempt ends, a sender still attached to its FIFO (one that
-//     vanished without closing) is let go, and the FIFO removed: a later
-//     attempt never reads a stale sender's bytes;
-//   - stores each file of the manifest beside its target under a temporary
-//     name, checks its size and SHA-256 against the manifest tpush sent
-//     (not against anything that came through the chain), sets its mode,
-//     renames it over the target;
+//     vanished without closing) is let go and stopped, and the FIFO removed: a
+//     later attempt never reads a stale sender's bytes. Every writer of a FIFO
+//     records itself beside it as "PID START" (START: its start time), so it is
+//     stopped only while that pid is still that process;
+//   - stores each file of the manifest beside its target in a temporary file
+//     of its own (mktemp: made new, the user's alone), checks its size and
+//     SHA-256 against the manifest tpush sent (not against anything that came
+//     through the chain), sets its mode, renames it over the target;
 //   - reports each attempt with lines (RelayReport) ending in "end".
-// On exit for any reason (quit, end of stdin, HUP from tpush's hang-up
-// watchdog when the connection is lost, INT, TERM) it removes its directory,
-// a partly written file, and the authorized_keys line (under flock on the
-// key file's directory).
+// On exit for any reason (quit, end of stdin, silence, HUP from tpush's hang-up
+// watchdog when the connection is lost, INT, TERM) it stops its own process
+// group and the writers it recorded, removes its directory, a partly written
+// file, and the authorized_keys line (under flock on the key file's directory).
 #pragma once
 
 #include <cstdint>
@@ -61,24 +68,37 @@ struct HopTarget {
   std::string user;
   std::string alias;     // its name in the sender's known hosts (relay_host_alias)
   std::string host_key;  // "TYPE BASE64", as tpush verified it
+  std::string directory; // the relay's directory on it (its "ready" line)
 };
 
 // The command that runs the control script (behind `exec bash -c`).
 // `preserve`: keep each file's mtime (cp -p). `authorized_keys`: the file
-// sshd reads the user's keys from ("" = ~/.ssh/authorized_keys).
-std::string relay_control_command(const std::string& id, bool preserve, const std::string& authorized_keys);
+// sshd reads the user's keys from ("" = ~/.ssh/authorized_keys). A script
+// that hears nothing for `silence_seconds` ends, and removes what it made.
+// tpush says "-" every kHeartbeatSeconds: the script ends on silence within
+// kSilenceSeconds of a cut network.
+inline constexpr int kHeartbeatSeconds = 15;
+inline constexpr int kSilenceSeconds = 3 * kHeartbeatSeconds;
+std::string relay_control_command(bool preserve, const std::string& authorized_keys,
+                                  int silence_seconds = kSilenceSeconds);
 
-// The command that writes its stdin into a worker's FIFO for `attempt`: tpush
-// runs it to feed a worker itself (a sending worker runs the hop key's forced
-// command, which does the same, leaving its pid beside the FIFO). When a
-// sender had reached the FIFO before (it went mid-stream), it kills that
-// sender instead and exits kFeedCut: the attempt ends short on the worker.
-std::string relay_feed_command(const std::string& id, int attempt);
+// True for what the control script's "ready" line may name: an absolute path
+// of letters, digits, '.', '_', '/' and '-', without "..". Anything else is
+// never put in a command.
+bool plain_directory(std::string_view path);
+
+// The command that writes its stdin into the FIFO for `attempt` in a worker's
+// `directory` (from its "ready" line; a plain_directory(), else it throws):
+// tpush runs it to feed a worker itself (a sending worker runs the hop key's
+// forced command, which does the same). Each records itself beside the FIFO.
+// When a sender had reached the FIFO before (it went mid-stream), it stops
+// that sender instead and exits kFeedCut: the attempt ends short on the worker.
+std::string relay_feed_command(const std::string& directory, int attempt);
 inline constexpr int kFeedCut = 3;
 
 // The authorized_keys line for `public_line` (the control script fills in the
-// expiry in the worker's own time zone).
-std::string relay_authorized_line(const std::string& id, const std::string& public_line);
+// expiry in the system's time zone).
+std::string relay_authorized_line(const std::string& public_line);
 
 // A worker's name in the known hosts of a transfer.
 std::string relay_host_alias(const std::string& id, std::size_t worker);
@@ -88,13 +108,13 @@ std::string relay_host_alias(const std::string& id, std::size_t worker);
 std::string relay_setup(const std::string& private_key, const std::string& authorized_line,
                         const std::vector<ManifestEntry>& manifest);
 
-// An order's line ("go 1 -\n", "go 1 ADDRESS PORT USER ALIAS KEYTYPE KEY\n").
+// An order's line ("go 1 -\n", "go 1 ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY\n").
 std::string relay_go(int attempt, const std::optional<HopTarget>& next);
 
 // One line the control script writes.
 struct RelayReport {
   enum class Kind {
-    ready,     // set up, waiting for orders
+    ready,     // set up, waiting for orders; `text`: its directory
     stored,    // every file checked and in place; `text`: milliseconds since its `go`
     failed,    // a file could not be written (`index`, or -1 for the setup): `text` says why
     short_of,  // the stream ended early at file `index`: its sender went away
