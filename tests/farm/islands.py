@@ -34,9 +34,18 @@ class Island(farm_mod.Sshd):
         self.address, self.data, self.tmpfs_size, self.sftp = address, data, tmpfs_size, sftp
         self.broken, self.disk = broken, disk
 
+    @property
+    def tmp(self) -> Path:
+        """The sessions' TMPDIR: a /tmp of this worker's own (mode 1777, as /tmp is), so
+        what a test looks for there is this worker's, not another test's or the user's."""
+        return self.dir / "tmp"
+
     def write_config(self) -> None:
         super().write_config()
+        self.tmp.mkdir(exist_ok=True)
+        self.tmp.chmod(0o1777)
         text = self.config.read_text().replace("Subsystem sftp internal-sftp", f"Subsystem sftp {self.sftp}")
+        text = text.replace("SetEnv SHLVL=1 ", f"SetEnv SHLVL=1 TMPDIR={self.tmp} ")
         self.config.write_text(text)
 
     def start(self, ready_address=None, timeout: float = 30) -> "Island":

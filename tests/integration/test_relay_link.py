@@ -16,8 +16,8 @@ import pytest
 from conftest import Tpush, farm_mod
 from islands import Islands, have_unshare
 
-# A relay's leftovers are looked for machine-wide (its /tmp directories, its processes),
-# so relayed copies run one at a time, in one test process (pytest-xdist's loadgroup).
+# Relayed copies run one after another, in one test process (pytest-xdist's loadgroup):
+# each is measured on the link alone.
 pytestmark = pytest.mark.xdist_group("relay")
 import slow_link
 
@@ -121,7 +121,7 @@ def test_a_link_cut_mid_copy_leaves_nothing_on_the_workers_within_a_minute(tp, f
     def left() -> list[str]:
         found = [f"{i.address}: process {p}: {farm_mod.cmdline(p)[:120]}" for i in islands.islands
                  for p in farm_mod.marked_processes(i.marker)]
-        found += [str(p) for p in Path("/tmp").glob("tpush-relay*")]
+        found += [str(p) for i in islands.islands for p in i.tmp.glob("tpush-relay*")]
         found += [f"{i.address}: {p.name}" for i in islands.islands if i.path("cut").is_dir()
                   for p in i.path("cut").iterdir() if p.name.startswith(".")]
         return found
