@@ -6,9 +6,13 @@
 # the script makes. Reports go to stdout; nothing
 # else is printed there.
 #
-# Everything it makes is the user's alone (umask 077): its directory comes from
-# mktemp -d, owner and mode checked; temporary files beside the targets come from
-# mktemp too. Whatever ends it (quit, the end of stdin, HUP from the hang-up
+# Everything it makes is the user's alone (umask 077), under names no one can
+# guess, made new (never one that was there: a directory by mkdir, a file by the
+# shell's own O_EXCL open), the directory's owner and mode checked. A name is
+# known before the thing is made, so a signal in between never leaves one behind
+# unknown, and only what is the user's and not a link is ever removed (mktemp,
+# a child process, could be stopped between making a file and saying its name).
+# Whatever ends it (quit, the end of stdin, HUP from the hang-up
 # watchdog, INT, TERM, or no order for SILENCE seconds: tpush says "-" every few
 # seconds, so a cut network ends it), it stops its own process group (the hop's
 # ssh, a store under way), the writers of its FIFOs it recorded (tpush's feeds,
@@ -74,7 +78,7 @@ cleanup() {
   kill -s TERM -- "-$$" 2>/dev/null
   [ -n "$receiving" ] && wait "$receiving" 2>/dev/null
   [ -n "$added" ] && locked unauthorize
-  if [ -n "$d" ]; then
+  if [ -n "$d" ] && [ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ]; then
     for f in "$d"/in.*; do
       case $f in *.pid | *.feed) ;; *) release "$f" ;; esac
     done
@@ -87,6 +91,12 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 141' PIPE
 fail() { say "failed - $*"; exit 1; }
+
+# Sets the variable $1 to 16 random hex digits: the shell's own (bash 5.1's
+# SRANDOM where there is one), no child process.
+random_word() {
+  printf -v "$1" '%08x%08x' "${SRANDOM:-$((RANDOM << 15 | RANDOM))}" "${SRANDOM:-$((RANDOM << 15 | RANDOM))}"
+}
 
 authorize() {
   if [ ! -e "$ak" ]; then
@@ -102,12 +112,19 @@ authorize() {
 # Setup: LENGTH, newline, then LENGTH bytes: the key, the
 # authorized_keys line and the manifest, each field ended by a NUL.
 IFS= read -r len || fail "no setup"
-d=$(mktemp -d "${TMPDIR:-/tmp}/tpush-relay.XXXXXXXXXX" 2>&1) || fail "cannot make a directory of its own (mktemp -d): $d"
-# Only the characters the forced command and the feeds may hold unquoted, and
-# made by us for us alone.
-case $d in
-  /*[!A-Za-z0-9._/-]* | [!/]*) rmdir -- "$d"; fail "mktemp -d made $d: TMPDIR must be a plain absolute path" ;;
+base=${TMPDIR:-/tmp}
+# Only the characters the forced command and the feeds may hold unquoted.
+case $base in
+  /*[!A-Za-z0-9._/-]* | [!/]* | *..*) fail "TMPDIR is $base: it must be a plain absolute path" ;;
 esac
+for _ in 1 2 3 4 5 6 7 8; do
+  random_word r
+  d=$base/tpush-relay.$r
+  mkdir -m 700 -- "$d" 2> /dev/null && break
+  [ -e "$d" ] || [ -L "$d" ] || fail "cannot make a directory in $base: $(mkdir -m 700 -- "$d" 2>&1)"
+  d=
+done
+[ -n "$d" ] || fail "cannot make a directory in $base: every name tried was taken"
 [ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ] && [ "$(stat -c %a -- "$d")" = 700 ] || fail "$d is not a private directory of ours"
 head -c "$len" > "$d/setup"
 [ "$(stat -c %s "$d/setup")" = "$len" ] || fail "setup cut short"
@@ -142,10 +159,33 @@ else
   digest() { sha256sum < "$1"; }
 fi
 
+# Makes a temporary file of its own in directory $1 for a file named $2, and
+# sets tmp to it: made new by the shell itself (noclobber: O_EXCL), so neither a
+# file nor a link that was there is ever written through, and the user's alone.
+# Fails, the reason in $d/err, when the directory takes no new file.
+make_temp() {
+  local cand r
+  for _ in 1 2 3 4 5 6 7 8; do
+    random_word r
+    cand=$1/.$2.tpush-$r
+    tmp=$cand
+    set -C
+    if : 2>| "$d/err" > "$cand"; then
+      set +C
+      return 0
+    fi
+    set +C
+    tmp=
+    [ -e "$cand" ] || [ -L "$cand" ] || return 1
+  done
+  echo "every name tried was taken" >| "$d/err"
+  return 1
+}
+
 # Stores the stream on stdin: the manifest's files, in order, each first in a
-# temporary file of its own beside the target (mktemp: made new, the user's
-# alone), renamed over the target once its size and SHA-256 are right. Parent
-# directories are made 0755 less the user's umask... as they were: with 022.
+# temporary file of its own beside the target (make_temp), renamed over the
+# target once its size and SHA-256 are right. Parent directories are made as
+# they were: with umask 022.
 # shellcheck disable=SC2154 # kind, mode, mtime, size, sum, path: arrays read_setup fills
 store() {
   local i=0 p dir got
@@ -160,7 +200,7 @@ store() {
       [ "$dir" = "$p" ] && dir=.
       [ -z "$dir" ] && dir=/
       (umask 022 && mkdir -p -- "$dir") 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
-      tmp=$(mktemp "$dir/.${p##*/}.tpush-XXXXXXXXXX" 2>"$d/err") || { tmp=; say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      make_temp "$dir" "${p##*/}" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
       head -c "${size[i]}" > "$tmp" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
       got=$(stat -c %s -- "$tmp")
       [ "$got" = "${size[i]}" ] || { say "short $i $got"; return 2; }
@@ -185,7 +225,9 @@ store() {
 receive() {
   local in=$d/in.$1 started hop=
   tmp=
-  trap '[ -n "$tmp" ] && rm -f -- "$tmp"' EXIT
+  # The hang-up watchdog's HUP and the cleanup's TERM come together: the first
+  # ends the receiver, the second must not end its EXIT trap before the rm.
+  trap 'trap "" HUP INT TERM PIPE; [ -n "$tmp" ] && [ -O "$tmp" ] && [ ! -L "$tmp" ] && rm -f -- "$tmp"' EXIT
   trap 'exit 143' TERM
   trap 'exit 129' HUP
   trap 'exit 141' PIPE  # a report to a tpush that is gone: without it, the temporary file would stay

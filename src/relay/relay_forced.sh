@@ -4,7 +4,7 @@
 # a sending worker asks for "tpush-relay ATTEMPT DIRECTORY", and its stdin goes
 # into that attempt's FIFO, DIRECTORY/in.ATTEMPT, where DIRECTORY is the
 # receiving worker's own directory of the copy (tpush told the sender, from the
-# receiver's "ready" line): a plain path made by mktemp, owned by the user, not
+# receiver's "ready" line): a plain path the control script made, owned by the user, not
 # a link. The sender records itself beside the FIFO ("PID START", START its start
 # time, field 22 of /proc/PID/stat): relay_feed.sh cuts off a sender that did,
 # and the control script stops it when it ends.

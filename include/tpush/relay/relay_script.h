@@ -4,9 +4,10 @@
 //
 // Every worker of a transfer runs the control script. It reads its setup on
 // stdin (the transfer's hop key, the authorized_keys line, the manifest), then:
-//   - makes a directory of its own with mktemp -d (under TMPDIR, else /tmp),
-//     everything under umask 077, and checks it is a plain path, not a link,
-//     owned by the user, mode 0700; nothing on its command line names it;
+//   - makes a directory of its own, tpush-relay.RANDOM under TMPDIR (else
+//     /tmp), with mkdir (never one that was there), everything under umask
+//     077, and checks it is a plain path, not a link, owned by the user, mode
+//     0700; nothing on its command line names it;
 //   - puts there the key and a FIFO per attempt, `in.1` to `in.3`;
 //   - adds the hop key to authorized_keys with restrict, expiry-time (an hour,
 //     in the system's time zone, as sshd reads it) and a forced command that
@@ -32,7 +33,7 @@
 //     records itself beside it as "PID START" (START: its start time), so it is
 //     stopped only while that pid is still that process;
 //   - stores each file of the manifest beside its target in a temporary file
-//     of its own (mktemp: made new, the user's alone), checks its size and
+//     of its own (made new by the shell's O_EXCL open, the user's alone), checks its size and
 //     SHA-256 against the manifest tpush sent (not against anything that came
 //     through the chain), sets its mode, renames it over the target;
 //   - reports each attempt with lines (RelayReport) ending in "end".
