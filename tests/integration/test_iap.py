@@ -111,8 +111,10 @@ def test_a_worker_refusing_gcloud_key_says_what_to_run_once(farm, tpush, bare_ho
     g = fake_gcloud
     g.tpu("nokey", farm.addresses[:3])
     tp = Tpush(tpush.binary, bare_home)
-    r = tp("-t", "nokey", "--project", g.project, "--zone", g.zone, "--tunnel-through-iap", "true",
-           env=g.env(tp.env(), iap_port=farm.port))
+    # Both jump hosts refuse, so each worker gets a tunnel of its own, each burning gcloud's
+    # start-up CPU inside the connect deadline: longer with other tests around.
+    r = tp("-t", "nokey", "--project", g.project, "--zone", g.zone, "--tunnel-through-iap",
+           "--connect-timeout", "60", "true", env=g.env(tp.env(), iap_port=farm.port))
     assert r.returncode == 255, str(r)
     hints = [l for l in r.err.splitlines() if l.startswith("tpush: hint: ")]
     assert len(hints) == 1, str(r)
