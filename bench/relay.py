@@ -232,7 +232,7 @@ def main() -> int:
         hosts.write_text("".join(i.address + "\n" for i in isl.islands))
         cfg = bench.ssh_config(farm, isl.port, "ssh_config")
         env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "TPUSH_PERSIST")}
-        env.update(HOME=str(farm.home), TPUSH_RELAY_AUTHORIZED_KEYS=str(farm.authorized_keys))
+        env.update(HOME=str(farm.home))
         for r in range(a.runs):
             for tool in tools:
                 res = run_once(tool, a, isl, link, cfg, hosts, src, digest, disks, env, work, r)

@@ -77,9 +77,7 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t,
     if (item.bytes) total += item.bytes->size();
     relay_items.push_back(std::move(r));
   }
-  // Where the workers' sshd reads keys, when it is not ~/.ssh/authorized_keys.
-  const std::string authorized_keys = util::env_value("TPUSH_RELAY_AUTHORIZED_KEYS").value_or("");
-  relay::RelayTransfer transfer(std::move(relay_items), ctx.labels(), preserve, authorized_keys, std::move(slices));
+  relay::RelayTransfer transfer(std::move(relay_items), ctx.labels(), preserve, std::move(slices));
   output::Progress progress(ctx.labels(), total, output::Progress::stderr_is_terminal());
   ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {

@@ -1,10 +1,10 @@
 #!/bin/bash
 # The control script of a relayed copy (relay_script.h says what it does), run on
-# each worker as `exec bash -c SCRIPT tpush-relay KEEP AUTHORIZED_KEYS SILENCE`: 1 to
-# keep mtimes, the authorized_keys file ("" = ~/.ssh/authorized_keys), the seconds
-# without an order after which it ends. Nothing on that command line names anything
-# the script makes. Reports go to stdout; nothing
-# else is printed there.
+# each worker as `exec bash -c SCRIPT tpush-relay KEEP SILENCE`: 1 to keep mtimes,
+# the seconds without an order after which it ends. Nothing on that command line
+# names anything the script makes. Reports go to stdout; nothing else is printed
+# there. Its hops log in with the agent tpush serves on its session
+# (SSH_AUTH_SOCK, from sshd): no key file, no edit of authorized_keys.
 #
 # Everything it makes is the user's alone (umask 077), under names no one can
 # guess, made new (never one that was there: a directory by mkdir, a file by the
@@ -22,30 +22,10 @@ set -u
 shopt -s lastpipe
 export LC_ALL=C
 umask 077
-keep=$1 ak_arg=${2-} silence=${3:-45}
-ak=${ak_arg:-$HOME/.ssh/authorized_keys}
-akdir=${ak%/*}
+keep=$1 silence=${2:-45}
 # shellcheck disable=SC1007 # empty values, on purpose
-d= tag= receiving= added= made_ak= made_dir= nl_added=
+d= receiving=
 say() { printf '%s\n' "$*"; }
-locked() {
-  local status=0
-  exec 9<"$akdir" && flock 9
-  "$@" || status=$?
-  exec 9<&-
-  return $status
-}
-unauthorize() {
-  if [ -n "$made_ak" ]; then
-    grep -qvF " $tag" "$ak" 2>/dev/null || rm -f "$ak"
-  fi
-  if [ -f "$ak" ]; then
-    sed -i --follow-symlinks "/ $tag\$/d" "$ak"
-    [ -n "$nl_added" ] && [ -s "$ak" ] && truncate -s -1 "$ak"
-  fi
-  [ -n "$made_dir" ] && rmdir "$akdir" 2>/dev/null
-  :
-}
 
 # Stops the process file $1 names ("PID START": START is field 22 of
 # /proc/PID/stat, its start time), if that pid is still the same process.
@@ -77,7 +57,6 @@ cleanup() {
   set +f  # the orders' loop turned patterns off: the FIFOs are found with one
   kill -s TERM -- "-$$" 2>/dev/null
   [ -n "$receiving" ] && wait "$receiving" 2>/dev/null
-  [ -n "$added" ] && locked unauthorize
   if [ -n "$d" ] && [ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ]; then
     for f in "$d"/in.*; do
       case $f in *.pid | *.feed) ;; *) release "$f" ;; esac
@@ -98,19 +77,8 @@ random_word() {
   printf -v "$1" '%08x%08x' "${SRANDOM:-$((RANDOM << 15 | RANDOM))}" "${SRANDOM:-$((RANDOM << 15 | RANDOM))}"
 }
 
-authorize() {
-  if [ ! -e "$ak" ]; then
-    made_ak=1
-    : > "$ak" && chmod 600 "$ak" || return 1
-  elif [ -s "$ak" ] && [ -n "$(tail -c 1 "$ak")" ]; then
-    nl_added=1
-    printf '\n' >> "$ak" || return 1
-  fi
-  grep -qF " $tag" "$ak" || printf '%s\n' "$1" >> "$ak"
-}
-
-# Setup: LENGTH, newline, then LENGTH bytes: the key, the
-# authorized_keys line and the manifest, each field ended by a NUL.
+# Setup: LENGTH, newline, then LENGTH bytes: the hop's receiving command
+# (relay_hop.sh, one line) and the manifest, each field ended by a NUL.
 IFS= read -r len || fail "no setup"
 base=${TMPDIR:-/tmp}
 # Only the characters the forced command and the feeds may hold unquoted.
@@ -131,7 +99,7 @@ head -c "$len" > "$d/setup"
 n=0
 read_setup() {
   local count
-  IFS= read -r -d '' key && IFS= read -r -d '' line && IFS= read -r -d '' count || return 1
+  IFS= read -r -d '' hop_command && IFS= read -r -d '' count || return 1
   while [ "$n" -lt "$count" ]; do
     IFS= read -r -d '' "kind[n]" && IFS= read -r -d '' "mode[n]" && IFS= read -r -d '' "mtime[n]" &&
       IFS= read -r -d '' "size[n]" && IFS= read -r -d '' "sum[n]" && IFS= read -r -d '' "path[n]" || return 1
@@ -140,15 +108,8 @@ read_setup() {
 }
 read_setup < "$d/setup" || fail "setup unreadable"
 rm -f -- "$d/setup"
-tag=${line##* }
-# sshd reads expiry-time in the system's time zone, not the user's.
-line=${line//@EXPIRY@/$(env -u TZ date -d '+1 hour' +%Y%m%d%H%M)}
-printf '%s' "$key" > "$d/key" && mkfifo "$d/in.1" "$d/in.2" "$d/in.3" "$d/fwd" || fail "cannot write $d"
-if [ ! -d "$akdir" ]; then
-  mkdir -m 700 "$akdir" && made_dir=1 || fail "cannot create $akdir"
-fi
-added=1
-locked authorize "$line" || fail "cannot add the relay key to $ak"
+case $hop_command in *"'"*) fail "setup: the hop's command holds a quote" ;; esac
+mkfifo "$d/in.1" "$d/in.2" "$d/in.3" "$d/fwd" || fail "cannot write $d"
 say "ready $d"
 
 # SHA-256 of the file $1: OpenSSL's where there is one (several times faster
@@ -216,10 +177,11 @@ store() {
   say stored $((($(date +%s%N) - started) / 1000000))
 }
 
-# go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY:
+# go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY IDTYPE IDKEY:
 # receive once from the attempt's own FIFO, passing the bytes on to the worker
 # named (if any) as they arrive, into its FIFO in its DIRECTORY; its host key is
-# the one given, and no other. Runs in
+# the one given, and no other; the login is the user's, with the identity given,
+# signed by the agent tpush serves (SSH_AUTH_SOCK). Runs in
 # the background, so orders (and tpush's "-") are read meanwhile; a temporary
 # file of a store cut short is removed however it ends.
 receive() {
@@ -237,16 +199,19 @@ receive() {
     store < "$in"
   else
     printf '%s %s %s\n' "$5" "$6" "$7" > "$d/known"
+    printf '%s %s\n' "$9" "${10}" > "$d/id.pub"
     (
-      ssh -F /dev/null -p "$3" -l "$4" -i "$d/key" -o IdentitiesOnly=yes -o IdentityAgent=none \
+      [ -n "${SSH_AUTH_SOCK-}" ] || { say "hop 255 sshd forwarded no agent to the relay (AllowAgentForwarding no?)"; exit; }
+      ssh -F /dev/null -p "$3" -l "$4" -i "$d/id.pub" -o IdentitiesOnly=yes \
         -o BatchMode=yes -o UserKnownHostsFile="$d/known" -o GlobalKnownHostsFile=/dev/null \
         -o StrictHostKeyChecking=yes -o HostKeyAlias="$5" -o ConnectTimeout=10 \
         -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR \
-        -o Ciphers=^aes128-gcm@openssh.com,aes256-gcm@openssh.com -- "$2" "tpush-relay $1 $8" \
-        < "$d/fwd" > /dev/null 2> "$d/hop"
+        -o Ciphers=^aes128-gcm@openssh.com,aes256-gcm@openssh.com \
+        -- "$2" "exec /bin/sh -c '$hop_command' tpush-relay $1 $8" \
+        > /dev/null 2> "$d/hop"
       status=$?
       [ "$status" = 0 ] || say "hop $status $(tail -n 1 "$d/hop")"
-    ) &
+    ) < "$d/fwd" &
     hop=$!
     tee -p "$d/fwd" < "$in" | store
     wait "$hop"

@@ -30,7 +30,8 @@ RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Connect
     : SessionJob(index, endpoint, settings, deadlines),
       transfer_(transfer),
       progress_(std::move(progress)),
-      make_fallback_(std::move(fallback)) {
+      make_fallback_(std::move(fallback)),
+      agent_policy_([this](const std::string& line) { spdlog::info("{}: relay: {}", transfer_.label(index_), line); }) {
   sink_.data = [this](int stream, std::string_view bytes) {
     if (stream == 1) return on_stdout(bytes);
     const std::string own = group_.filter(bytes);
@@ -40,7 +41,7 @@ RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Connect
   feed_sink_.data = [](int, std::string_view) {};
   feed_sink_.can_accept = [] { return true; };
   orders_.text = transfer_.setup();
-  where_ = HopTarget{hop_address.empty() ? endpoint.host : hop_address, endpoint.port, endpoint.user, "", "", ""};
+  where_ = HopTarget{hop_address.empty() ? endpoint.host : hop_address, endpoint.port, endpoint.user, "", "", "", ""};
 }
 
 RelayJob::~RelayJob() { detach(true); }
@@ -54,11 +55,17 @@ void RelayJob::start_work(LIBSSH2_SESSION* session) {
   int type = 0;
   const char* blob = libssh2_session_hostkey(session, &len, &type);
   if (blob) {
-    const std::string key_type = ssh::wire::blob_type({blob, len});
-    where_.host_key = (key_type.empty() ? "unknown" : key_type) + " " + util::base64_encode({blob, len});
+    host_key_.assign(blob, len);
+    const std::string key_type = ssh::wire::blob_type(host_key_);
+    where_.host_key = (key_type.empty() ? "unknown" : key_type) + " " + util::base64_encode(host_key_);
+  }
+  login_ = ssh_session().login_identity();
+  if (!login_.blob.empty()) {
+    const std::string key_type = ssh::wire::blob_type(login_.blob);
+    where_.identity = (key_type.empty() ? "unknown" : key_type) + " " + util::base64_encode(login_.blob);
   }
   control_ = std::make_unique<ssh::ExecChannel>(session, transfer_.control_command(),
-                                                ssh::ExecChannel::Settings{false, &orders_});
+                                                ssh::ExecChannel::Settings{false, &orders_, true});
   if (progress_) progress_(0, false);
 }
 
@@ -83,7 +90,7 @@ void RelayJob::on_report(const std::string& line) {
       }
       where_.directory = r.text;
       attached_ = true;
-      transfer_.attach(index_, this, where_);
+      transfer_.attach(index_, this, where_, host_key_, login_);
       transfer_.ready(index_);
       return;
     case K::stored: {
@@ -164,8 +171,15 @@ void RelayJob::tick_work() {
   advance_work();
 }
 
+void RelayJob::serve_agent() {
+  for (LIBSSH2_CHANNEL* c : ssh_session().take_agent_channels())
+    agent_channels_.push_back(std::make_unique<ssh::AgentChannel>(c, agent_policy_));
+  std::erase_if(agent_channels_, [](const auto& c) { return !c->advance(); });
+}
+
 void RelayJob::advance_work() {
   if (fallback_) return advance_fallback();
+  serve_agent();
   for (int attempt : std::exchange(feeds_wanted_, {}))
     feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(where_.directory, attempt),
                                                                   ssh::ExecChannel::Settings{false, &transfer_.stream()})});
@@ -178,6 +192,12 @@ void RelayJob::advance_work() {
       transfer_.not_fed(index_, f.attempt, f.channel->exit_status() == kFeedCut);
   }
   control_->advance(sink_);
+  if (!agent_checked_ && control_->command_sent() && control_->phase() != ssh::ExecChannel::Phase::exec) {
+    agent_checked_ = true;
+    if (!control_->agent_refusal().empty())
+      spdlog::info("{}: relay: {}: its hops cannot log in, and tpush feeds the workers after it itself",
+                   transfer_.label(index_), control_->agent_refusal());
+  }
   if (!control_->ended()) return;
   if (!attached_ && make_fallback_ && (control_->phase() != ssh::ExecChannel::Phase::failed || !control_->server_hung_up())) {
     fall_back(failure_.empty() ? why_failed() : failure_);
@@ -221,6 +241,7 @@ void RelayJob::release_work() {
   detach(!quitting_);
   if (control_) control_->release();
   for (Feed& f : feeds_) f.channel->release();
+  for (auto& c : agent_channels_) c->release();
   if (fallback_) fallback_->release();
 }
 

@@ -7,7 +7,7 @@
 
 #include "tpush/relay/relay_control_sh.h"
 #include "tpush/relay/relay_feed_sh.h"
-#include "tpush/relay/relay_forced_sh.h"
+#include "tpush/relay/relay_hop_sh.h"
 #include "tpush/util/shell_quote.h"
 
 namespace tpush::relay {
@@ -43,9 +43,9 @@ std::string octal(unsigned mode) {
 
 }  // namespace
 
-std::string relay_control_command(bool preserve, const std::string& authorized_keys, int silence_seconds) {
+std::string relay_control_command(bool preserve, int silence_seconds) {
   return "exec bash -c " + util::shell_quote(relay_control_sh) + " tpush-relay" + (preserve ? " 1 " : " 0 ") +
-         util::shell_quote(authorized_keys) + " " + std::to_string(silence_seconds);
+         std::to_string(silence_seconds);
 }
 
 bool plain_directory(std::string_view path) {
@@ -65,21 +65,15 @@ std::string relay_feed_command(const std::string& directory, int attempt) {
          "'";
 }
 
-std::string relay_authorized_line(const std::string& public_line) {
-  // relay_forced.sh goes in single quotes within authorized_keys' double quotes: it holds neither.
-  const std::string forced = "exec /bin/sh -c '" + std::string(util::one_line(relay_forced_sh)) + "'";
-  return "restrict,command=\"" + forced + "\",expiry-time=\"@EXPIRY@\" " + public_line;
-}
-
 std::string relay_host_alias(const std::string& id, std::size_t worker) {
   return "tpush-relay-" + id + "-" + std::to_string(worker);
 }
 
-std::string relay_setup(const std::string& private_key, const std::string& authorized_line,
-                        const std::vector<ManifestEntry>& manifest) {
+std::string relay_hop_script() { return std::string(util::one_line(relay_hop_sh)); }
+
+std::string relay_setup(const std::vector<ManifestEntry>& manifest) {
   std::string body;
-  field(body, private_key);
-  field(body, authorized_line);
+  field(body, relay_hop_script());
   field(body, std::to_string(manifest.size()));
   for (const ManifestEntry& e : manifest) {
     field(body, e.directory ? "d" : "f");
@@ -96,7 +90,8 @@ std::string relay_go(int attempt, const std::optional<HopTarget>& next) {
   const std::string head = "go " + std::to_string(attempt) + " ";
   if (!next) return head + "-\n";
   return head + word(next->address) + " " + std::to_string(next->port) + " " + word(next->user) + " " +
-         word(next->alias) + " " + word(next->host_key, true) + " " + word(next->directory) + "\n";
+         word(next->alias) + " " + word(next->host_key, true) + " " + word(next->directory) + " " +
+         word(next->identity, true) + "\n";
 }
 
 RelayReport parse_relay_report(std::string_view line) {

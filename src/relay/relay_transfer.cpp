@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include "tpush/relay/relay_job.h"
-#include "tpush/ssh/hop_key.h"
 #include "tpush/ssh/remote_group.h"
 
 namespace tpush::relay {
@@ -45,12 +44,13 @@ std::string_view RelayTransfer::Stream::peek(std::uint64_t offset) const {
 }
 
 RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::vector<std::string> labels, bool preserve,
-                             std::string authorized_keys, std::vector<std::size_t> groups)
+                             std::vector<std::size_t> groups)
     : id_(ssh::nonce()),
       labels_(std::move(labels)),
       chain_(groups.empty() ? RelayChain(labels_.size()) : RelayChain(std::move(groups))),
       jobs_(labels_.size(), nullptr),
-      targets_(labels_.size()) {
+      targets_(labels_.size()),
+      reach_(labels_.size()) {
   std::vector<ManifestEntry> manifest;
   for (RelayItem& item : items) {
     if (!item.entry.directory) {
@@ -61,15 +61,16 @@ RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::vector<std::stri
     paths_.push_back(item.entry.path);
     manifest.push_back(item.entry);
   }
-  const ssh::HopKey key = ssh::make_hop_key("tpush-relay-" + id_);
-  control_command_ = ssh::with_group_report(relay_control_command(preserve, authorized_keys));
-  setup_ = relay_setup(key.private_text, relay_authorized_line(key.public_line), manifest);
+  control_command_ = ssh::with_group_report(relay_control_command(preserve));
+  setup_ = relay_setup(manifest);
 }
 
-void RelayTransfer::attach(std::size_t worker, RelayJob* job, HopTarget where) {
+void RelayTransfer::attach(std::size_t worker, RelayJob* job, HopTarget where, std::string host_key,
+                           ssh::LoginIdentity login) {
   where.alias = relay_host_alias(id_, worker);
   jobs_[worker] = job;
   targets_[worker] = std::move(where);
+  reach_[worker] = {std::move(host_key), std::move(login)};
 }
 
 void RelayTransfer::detach(std::size_t worker, bool mid_attempt) {
@@ -89,14 +90,16 @@ void RelayTransfer::dispatch() {
   for (const RelayChain::Order& o : orders) {
     RelayJob* job = jobs_[o.worker];
     if (!job) continue;
+    if (o.go && o.next)
+      job->plan_hop({labels_[*o.next], reach_[*o.next].host_key, targets_[*o.next].user, reach_[*o.next].login});
     if (o.go) job->order(relay_go(o.attempt, o.next ? std::optional(targets_[*o.next]) : std::nullopt));
     if (o.feed) {
       job->feed(o.attempt);
       ++sends_;
     }
   }
-  // The key line goes when the last worker is done: until then a worker that
-  // shares its home with others would take it from under their hops.
+  // Every script ends when the last worker is done: a worker may still be
+  // needed for a new chain until then.
   if (chain_.settled())
     for (RelayJob* job : jobs_)
       if (job) job->quit();

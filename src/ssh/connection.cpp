@@ -64,6 +64,12 @@ std::string connect_error_text(int err, const addrinfo* ai) {
 
 }  // namespace
 
+// An agent channel the worker opened (libssh2 confirmed it already): kept for
+// the job that serves it. Nothing else may run on the session in here.
+void Connection::agent_callback(LIBSSH2_SESSION*, LIBSSH2_CHANNEL* channel, void** abstract) {
+  static_cast<Connection*>(*abstract)->agent_channels_.push_back(channel);
+}
+
 long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, void** abstract) {
   auto* self = static_cast<Connection*>(*abstract);
   // Out of budget for this turn: report "nothing yet" so libssh2 returns to the
@@ -323,6 +329,10 @@ void Connection::start_session() {
   libssh2_session_set_blocking(session_, 0);
   libssh2_session_callback_set2(session_, LIBSSH2_CALLBACK_RECV,
                                 reinterpret_cast<libssh2_cb_generic*>(&Connection::recv_callback));
+  // Set on every session: without it, libssh2 1.11.1 refuses an agent channel
+  // with a malformed message and sshd drops the connection.
+  libssh2_session_callback_set2(session_, LIBSSH2_CALLBACK_AUTHAGENT,
+                                reinterpret_cast<libssh2_cb_generic*>(&Connection::agent_callback));
   const auto& prefs = method_prefs();
   libssh2_session_method_pref(session_, LIBSSH2_METHOD_KEX, prefs.kex.c_str());
   libssh2_session_method_pref(session_, LIBSSH2_METHOD_CRYPT_CS, prefs.ciphers.c_str());
@@ -423,6 +433,7 @@ bool Connection::try_agent() {
     }
     identity_pending_ = false;
     if (rc == 0) {
+      logged_in_with_agent_key();
       auth_succeeded();
       return true;
     }
@@ -461,6 +472,9 @@ bool Connection::try_keys() {
     }
     ++key_index_;
     if (rc == 0) {
+      login_ = LoginIdentity{key.public_blob, key.signing_key ? &*key.signing_key : nullptr, std::nullopt,
+                             shorten_home(key.path, settings_.home)};
+      if (key.signing_key) login_.blob = key.signing_key->public_blob();
       auth_succeeded();
       return true;
     }
@@ -470,6 +484,21 @@ bool Connection::try_keys() {
   }
   return false;
 }
+
+void Connection::logged_in_with_agent_key() {
+  const std::string blob(reinterpret_cast<const char*>(identity_->blob), identity_->blob_len);
+  // The same key decoded from a file: tpush signs with it itself.
+  for (const KeyFile* k : identities_.keys)
+    if (k->signing_key && k->signing_key->public_blob() == blob) {
+      login_ = LoginIdentity{blob, &*k->signing_key, std::nullopt, shorten_home(k->path, settings_.home)};
+      return;
+    }
+  const std::string type = wire::blob_type(blob);
+  login_ = LoginIdentity{blob, nullptr, identities_.agent_socket.value_or(""),
+                         "the agent's " + (type.empty() ? std::string("key") : type) + " key"};
+}
+
+std::vector<LIBSSH2_CHANNEL*> Connection::take_agent_channels() { return std::exchange(agent_channels_, {}); }
 
 void Connection::free_agent() {
   if (!agent_) return;
@@ -534,6 +563,7 @@ void Connection::park(util::ChildReaper* reaper) {
   endpoint_.host_keys = nullptr;
   identities_ = {};
   sign_abstract_ = nullptr;
+  login_ = {};
   ConnectionSettings idle;
   idle.home = settings_.home;
   idle.now = settings_.now;

@@ -27,13 +27,13 @@ std::string public_blob_of(const fs::path& private_key) {
   return key ? key->blob : std::string();
 }
 
+}  // namespace
+
 std::string shorten_home(const fs::path& p, const fs::path& home) {
   const std::string s = p.string(), h = home.string();
   if (!h.empty() && s.rfind(h + "/", 0) == 0) return "~" + s.substr(h.size());
   return s;
 }
-
-}  // namespace
 
 std::vector<fs::path> default_identity_files(const fs::path& home) {
   std::vector<fs::path> out;

@@ -66,7 +66,7 @@ void ExecChannel::advance(const Sink& sink) {
           if (!would_block(rc)) fail("cannot open a session channel", rc);
           return;
         }
-        phase_ = settings_.pty ? Phase::pty : Phase::exec;
+        phase_ = settings_.pty ? Phase::pty : settings_.forward_agent ? Phase::agent : Phase::exec;
         break;
       case Phase::pty: {
         const char* term = std::getenv("TERM");
@@ -75,6 +75,16 @@ void ExecChannel::advance(const Sink& sink) {
                                                       nullptr, 0, 80, 24, 0, 0);
         if (would_block(rc)) return;
         if (rc != 0) return fail("the server refused a pseudo-terminal", rc);
+        phase_ = settings_.forward_agent ? Phase::agent : Phase::exec;
+        break;
+      }
+      case Phase::agent: {
+        // Before exec: sshd takes it only then, and once per connection.
+        const int rc = libssh2_channel_request_auth_agent(channel_);
+        if (would_block(rc)) return;
+        agent_forwarded_ = rc == 0;
+        if (rc != 0 && !is_hangup(rc)) agent_refusal_ = "the server refused to forward the agent";
+        else if (rc != 0) return fail("asking the server to forward the agent failed", rc);
         phase_ = Phase::exec;
         break;
       }

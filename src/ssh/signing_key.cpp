@@ -240,24 +240,27 @@ std::optional<std::string> SigningKey::sign_userauth_request(std::string_view da
   r.byte();
   const auto algorithm = r.string();
   if (!algorithm) return std::nullopt;
+  return sign(*algorithm, data);
+}
 
+std::optional<std::string> SigningKey::sign(std::string_view algorithm, std::string_view data) const {
   const EVP_MD* md = nullptr;
   switch (type_) {
     case Type::ed25519:
-      if (*algorithm != "ssh-ed25519") return std::nullopt;
+      if (algorithm != "ssh-ed25519") return std::nullopt;
       break;
     case Type::rsa:
-      if (*algorithm == "rsa-sha2-512")
+      if (algorithm == "rsa-sha2-512")
         md = EVP_sha512();
-      else if (*algorithm == "rsa-sha2-256")
+      else if (algorithm == "rsa-sha2-256")
         md = EVP_sha256();
-      else if (*algorithm == "ssh-rsa")
+      else if (algorithm == "ssh-rsa")
         md = EVP_sha1();
       else
         return std::nullopt;
       break;
     case Type::ecdsa: {
-      const Curve* curve = algorithm->substr(0, 11) == "ecdsa-sha2-" ? curve_by_ssh_name(algorithm->substr(11))
+      const Curve* curve = algorithm.substr(0, 11) == "ecdsa-sha2-" ? curve_by_ssh_name(algorithm.substr(11))
                                                                     : nullptr;
       if (!curve) return std::nullopt;
       md = curve->digest();

@@ -27,10 +27,12 @@ class Island(farm_mod.Sshd):
 
     def __init__(self, directory: Path, address: str, port: int, authorized_keys: Path, data: Path,
                  tmpfs_size: str = "1g", sftp: str = "internal-sftp", broken: str | None = None,
-                 disk: Path | None = None, allow_from: str = "127.0.0.0/8"):
+                 disk: Path | None = None, allow_from: str = "127.0.0.0/8", extra_config: str = ""):
         """`broken`: a program (an absolute path) that fails on this worker (/bin/false in its place).
-        `disk`: a directory bound on `data` instead of a tmpfs (for copies larger than memory)."""
-        super().__init__(directory, address, port, authorized_keys, allow_from=allow_from)
+        `disk`: a directory bound on `data` instead of a tmpfs (for copies larger than memory).
+        `extra_config`: sshd_config lines of its own."""
+        super().__init__(directory, address, port, authorized_keys, allow_from=allow_from,
+                         extra_config=extra_config)
         self.address, self.data, self.tmpfs_size, self.sftp = address, data, tmpfs_size, sftp
         self.broken, self.disk = broken, disk
 

@@ -29,13 +29,14 @@ from islands import islands_fixture, tpush_for
 pytestmark = pytest.mark.xdist_group("relay")
 
 WORKERS = 16
+# REFUSES_HOP's sshd forwards no agent to its commands: it cannot log in to the next worker.
 SMALL_DISK, REFUSES_HOP, CANNOT_RELAY = 2, 5, 15
 
 
 @pytest.fixture(scope="module")
 def islands(farm):
     yield from islands_fixture(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"),
-                                               REFUSES_HOP: dict(authorized_keys="own"),
+                                               REFUSES_HOP: dict(extra_config="AllowAgentForwarding no"),
                                                CANNOT_RELAY: dict(broken=shutil.which("mkfifo"))}, subnet=151)
 
 
@@ -46,8 +47,7 @@ def tp(tpush_bin, home, islands):
 
 @pytest.fixture
 def env(tp, farm):
-    # The farm's sshd reads the keys of every worker from one file.
-    return tp.env(TPUSH_RELAY_AUTHORIZED_KEYS=farm.authorized_keys)
+    return tp.env()
 
 
 def sha(p: Path) -> str:
@@ -81,11 +81,20 @@ def copy_processes(islands) -> list[str]:
             for p in farm_mod.marked_processes(i.marker)]
 
 
-def leftovers(islands, farm, keys_before: str) -> list[str]:
-    """What a relay may leave behind: its directories, its line in the key file,
+def keys_state(path) -> tuple | None:
+    """An authorized_keys file as a relay must leave it: its bytes, inode and mtime."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return Path(path).read_bytes(), st.st_ino, st.st_mtime_ns
+
+
+def leftovers(islands, farm, keys_before) -> list[str]:
+    """What a relay may leave behind: its directories, any change to the key file,
     processes of its own (the control script, the hops, the feeds), any session still open."""
     found = [str(p) for p in relay_dirs(islands)]
-    if Path(farm.authorized_keys).read_text() != keys_before:
+    if keys_state(farm.authorized_keys) != keys_before:
         found.append("authorized_keys changed")
     found += copy_processes(islands)
     for i in islands.islands:
@@ -105,7 +114,7 @@ PLAIN = [k for k in range(WORKERS) if k not in (SMALL_DISK, REFUSES_HOP, CANNOT_
 
 
 def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, tmp_path):
-    keys_before = Path(farm.authorized_keys).read_text()
+    keys_before = keys_state(farm.authorized_keys)
     tree = tmp_path / "code"
     (tree / "sub dir").mkdir(parents=True)
     (tree / "run.sh").write_text("#!/bin/sh\necho hi\n")
@@ -123,6 +132,13 @@ def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, 
     res = results(r)
     assert came(res, islands.hosts[PLAIN[0]]) == "from tpush", res
     assert came(res, islands.hosts[PLAIN[5]]) == f"from {islands.hosts[PLAIN[4]]}", res
+    # Each hop logged in as the user through the agent tpush served the sender: one
+    # signature per hop, each after the worker's ssh bound it to the next worker's key.
+    signed = [l for l in r.err.splitlines() if ": relay: agent: signed the login to " in l]
+    assert len(signed) == len(PLAIN) - 1, r.err
+    assert f"tpush: info: {islands.hosts[PLAIN[4]]}: relay: agent: signed the login to {islands.hosts[PLAIN[5]]} as " \
+        in r.err, r.err
+    assert "session-bind" not in r.err and "agent: refused" not in r.err, r.err
     for k in PLAIN:
         i = islands.islands[k]
         assert sha(i.path("r1/big.bin")) == sha(big), i.address
@@ -146,21 +162,26 @@ def test_the_summary_says_how_many_times_tpush_sent_the_bytes(tp, env, islands, 
         ["from tpush"] + [f"from {islands.hosts[k]}" for k in PLAIN[:3]], recorded
 
 
-def test_a_worker_that_refuses_the_hop_gets_the_bytes_from_tpush_and_passes_them_on(
+def test_a_worker_whose_sshd_forwards_no_agent_stores_and_the_next_gets_the_bytes_from_tpush(
         tp, env, farm, islands, tmp_path):
-    keys_before = Path(farm.authorized_keys).read_text()
+    """REFUSES_HOP's sshd says no to the agent tpush forwards (AllowAgentForwarding no):
+    it stores its copy, its hop cannot log in, and tpush feeds the worker after it,
+    which passes the bytes on as before; -v says why, in one line."""
+    keys_before = keys_state(farm.authorized_keys)
     src = tmp_path / "f"
     src.write_bytes(os.urandom(4 * 1024 * 1024))
     ks = [3, 4, REFUSES_HOP, 6, 7]
     r = tp("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r3/f", env=env)
     assert r.returncode == 0, r
-    refused = islands.hosts[REFUSES_HOP]
-    assert f"tpush: info: {islands.hosts[4]}: relay: passing the bytes on failed (ssh exit 255 " in r.err, r.err
-    assert f"tpush: info: {refused}: relay: its sender failed: tpush sends it the bytes itself (attempt 1)" in r.err, r.err
-    assert "had arrived: attempt" not in r.err, r.err  # nothing had: the feed was the sender
+    refused, after = islands.hosts[REFUSES_HOP], islands.hosts[6]
+    assert f"tpush: info: {refused}: relay: the server refused to forward the agent: its hops cannot log in, " \
+           "and tpush feeds the workers after it itself" in r.err, r.err
+    assert f"tpush: info: {refused}: relay: passing the bytes on failed (ssh exit 255 " in r.err, r.err
+    assert f"tpush: info: {after}: relay: its sender failed: tpush sends it the bytes itself (attempt 1)" in r.err, r.err
     res = results(r)
-    assert came(res, refused) == "from tpush", res
-    assert came(res, islands.hosts[6]) == f"from {refused}", res
+    assert came(res, refused) == f"from {islands.hosts[4]}", res
+    assert came(res, after) == "from tpush", res
+    assert came(res, islands.hosts[7]) == f"from {after}", res
     for k in ks:
         assert sha(islands.islands[k].path("r3/f")) == sha(src), islands.hosts[k]
     assert settled(islands, farm, keys_before) == []
@@ -182,7 +203,7 @@ def test_a_worker_that_cannot_store_still_passes_the_bytes_on(tp, env, islands, 
 
 
 def test_a_worker_that_cannot_run_the_relay_gets_its_copy_over_sftp(tp, env, farm, islands, tmp_path):
-    keys_before = Path(farm.authorized_keys).read_text()
+    keys_before = keys_state(farm.authorized_keys)
     src = tmp_path / "f"
     src.write_bytes(os.urandom(5 * 1024 * 1024))
     ks = [0, 1, CANNOT_RELAY, 3]
@@ -242,7 +263,7 @@ def test_a_worker_lost_mid_chain_leaves_every_other_worker_with_a_checked_copy(
 
 
 def test_ctrl_c_mid_transfer_leaves_nothing_on_any_worker(tp, env, farm, islands, tmp_path):
-    keys_before = Path(farm.authorized_keys).read_text()
+    keys_before = keys_state(farm.authorized_keys)
     src = tmp_path / "f"
     with open(src, "wb") as f:
         for _ in range(96):
@@ -274,7 +295,7 @@ def test_tpush_killed_mid_copy_leaves_nothing_on_any_worker(tp, env, farm, islan
     """SIGKILL: tpush cleans up nothing itself. Each worker's sshd sees its connection
     close, and the control scripts stop what they started (the hops, the feeds) and
     remove what they made; the temporary files beside the targets too."""
-    keys_before = Path(farm.authorized_keys).read_text()
+    keys_before = keys_state(farm.authorized_keys)
     src = tmp_path / "f"
     with open(src, "wb") as f:
         for _ in range(96):
@@ -288,7 +309,7 @@ def test_tpush_killed_mid_copy_leaves_nothing_on_any_worker(tp, env, farm, islan
     while (left := copy_left(islands, "r11")) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert left == []
-    assert Path(farm.authorized_keys).read_text() == keys_before
+    assert keys_state(farm.authorized_keys) == keys_before
 
 
 # A second local user on the workers, who reads whatever of the copy it can: it lists

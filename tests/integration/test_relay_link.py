@@ -63,7 +63,7 @@ def sha(p: Path) -> str:
 def test_a_relayed_copy_leaves_the_client_once(tp, farm, islands, link, tmp_path):
     src = tmp_path / "f"
     src.write_bytes(os.urandom(8 * MIB))
-    env = tp.env(TPUSH_RELAY_AUTHORIZED_KEYS=farm.authorized_keys)
+    env = tp.env()
     hosts = ["-p", str(islands.port), "-w", ",".join(i.address for i in islands.islands)]
 
     before = link.sent()
@@ -107,7 +107,7 @@ def test_a_link_cut_mid_copy_leaves_nothing_on_the_workers_within_a_minute(tp, f
     with open(src, "wb") as f:
         for _ in range(160):
             f.write(os.urandom(MIB))
-    env = tp.env(TPUSH_RELAY_AUTHORIZED_KEYS=farm.authorized_keys)
+    env = tp.env()
     hosts = ["-p", str(islands.port), "-w", ",".join(i.address for i in islands.islands)]
     s = tp.stream(*hosts, "cp", "--relay", src, f"{islands.data}/cut/f", env=env)
 

@@ -31,8 +31,9 @@ std::string sha256_hex(const std::string& bytes) {
   return out;
 }
 
-// A worker played locally: a home with an authorized_keys file, the files of
-// a transfer, and a driver script that speaks to the control script.
+// A worker played locally: a home with an authorized_keys file (which the
+// script must never touch), the files of a transfer, and a driver script that
+// speaks to the control script.
 struct Worker : tpush::test::TempDir {
   std::string id = [] {
     std::random_device rd;
@@ -63,16 +64,14 @@ struct Worker : tpush::test::TempDir {
                  after + "; echo quit >&${CTL[1]}; wait $CTL_PID; echo exit $?");
   }
   // Writes the control command (ending after `silence` seconds without an
-  // order), the feed (feed.in, for "/RELAYDIR"), the forced command (sender),
-  // the setup and the stream.
+  // order), the feed (feed.in, for "/RELAYDIR"), the hop's receiving command
+  // (sender), the setup and the stream.
   void prepare(const std::string& feed, int silence = kSilenceSeconds) {
     fs::create_directories(*this / "tmp");
-    write("command", relay_control_command(false, keys.string(), silence));
+    write("command", relay_control_command(false, silence));
     write("feed.in", relay_feed_command("/RELAYDIR", 1));
-    const std::string line = relay_authorized_line("ssh-ed25519 AAAAtest tpush-relay-" + id);
-    const std::size_t from = line.find("command=\"") + 9;
-    write("sender", line.substr(from, line.find("\",expiry") - from));  // the hop key's forced command
-    write("setup", relay_setup("KEY\n", line, manifest));
+    write("sender", relay_hop_script());
+    write("setup", relay_setup(manifest));
     write("stream", feed);
   }
   // Starts the control script as a coprocess (CTL), sends the setup, reads its
@@ -108,15 +107,14 @@ TEST_CASE("relay script: every file checked and renamed into place, nothing left
   w.add_file("out/sub/b c", "bee\n", 0755);
   w.add_file("out/empty", "");
   w.write("ssh/authorized_keys", "ssh-ed25519 AAAAmine me@laptop");  // no newline at the end
-  const auto r = w.run(w.stream,
-                       "grep -c \"tpush-relay-" + w.id + "\\$\" ssh/authorized_keys; stat -c %a \"$dir\"; ls -A \"$dir\"");
+  const auto r = w.run(w.stream, "stat -c %a \"$dir\"; ls -A \"$dir\"");
   // "stored" says how long the attempt took, in milliseconds.
   const auto lines = tpush::test::lines_of(r.out);
-  REQUIRE(lines.size() == 11);
+  REQUIRE(lines.size() == 9);
   CHECK(lines[1].rfind("stored ", 0) == 0);
   CHECK(lines[1].find_first_not_of("0123456789", 7) == std::string::npos);
   CHECK(join_lines(lines, 0, 1) == "ready");
-  CHECK(join_lines(lines, 2, 11) == "end 1 700 err fwd in.2 in.3 key exit 0");
+  CHECK(join_lines(lines, 2, 9) == "end 700 err fwd in.2 in.3 exit 0");
   // its directory, in TMPDIR, gone at the end
   CHECK(w.relay_dir().rfind((w / "tmp/tpush-relay.").string(), 0) == 0);
   CHECK(w.relay_dir().size() == (w / "tmp/tpush-relay.").string().size() + 16);  // 16 random hex digits
@@ -148,16 +146,18 @@ TEST_CASE("relay script: files in the worker's directory named like its manifest
   CHECK(read_file(w / "out/a") == "aaa");
 }
 
-TEST_CASE("relay script: the authorized_keys line is forced, restricted and expires") {
+TEST_CASE("relay script: the hop's command takes only a plain relay directory of the user's") {
+  // What a sending worker's ssh runs on this one: its stdin into the attempt's
+  // FIFO, in a directory that is the user's own relay directory, never a link.
   Worker w;
   w.add_file("x", "x");
-  const auto r = w.run(w.stream, "cat ssh/authorized_keys");
-  const std::string line = tpush::test::lines_of(r.out).at(3);
-  CHECK(line.rfind("restrict,command=\"exec /bin/sh -c 'set -f; set -- $SSH_ORIGINAL_COMMAND; "
-                   "case $2 in [1-9]) ;; *) exit 2;; esac; d=${3-};", 0) == 0);
-  CHECK(has(line, "'\",expiry-time=\"2"));
-  CHECK(has(line, "\" ssh-ed25519 AAAAtest tpush-relay-" + w.id));
-  CHECK_FALSE(fs::exists(w.keys));  // it made the file, and removed it
+  const auto r = w.run(w.stream,
+                       "for a in \"1 $dir/../x\" \"1 /tmp/other\" \"x $dir\" \"1 $dir;id\"; do "
+                       "sh -c \"$(cat sender)\" tpush-relay $a < /dev/null; echo $?; done; "
+                       "ln -s \"$dir\" tmp/tpush-relay.link; sh -c \"$(cat sender)\" tpush-relay 1 \"$PWD/tmp/tpush-relay.link\"; echo $?");
+  CHECK(r.out.find("\n2\n2\n2\n2\n2\nexit 0\n") != std::string::npos);
+  CHECK(relay_hop_script().find('\'') == std::string::npos);
+  CHECK_FALSE(fs::exists(w.keys));  // no authorized_keys made
 }
 
 TEST_CASE("relay script: bytes that are not tpush's, or too few, are not renamed into place") {
@@ -198,7 +198,7 @@ TEST_CASE("relay script: tpush's feed cuts off a sender that had reached the wor
   Worker w;
   w.add_file("a", "whole");
   const auto r = w.run(w.stream, ":",
-                       "mkfifo hold; SSH_ORIGINAL_COMMAND=\"tpush-relay 1 $dir\" sh -c \"$(cat sender)\" < hold & "
+                       "mkfifo hold; sh -c \"$(cat sender)\" tpush-relay 1 \"$dir\" < hold & "
                        "exec 5> hold; printf wh >&5; until [ -s \"$dir/in.1.pid\" ]; do :; done; "
                        "bash feed < stream; echo feed $?; exec 5>&-");
   const auto lines = tpush::test::lines_of(r.out);
@@ -253,6 +253,7 @@ TEST_CASE("relay script: reports") {
   CHECK(parse_relay_report("mismatch x").kind == K::unknown);
   CHECK(parse_relay_report("Welcome to Ubuntu").kind == K::unknown);
   CHECK(relay_go(1, std::nullopt) == "go 1 -\n");
-  CHECK(relay_go(2, HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2", "ssh-ed25519 AAAAk", "/tmp/tpush-relay.a1B2c3D4e5"}) ==
-        "go 2 10.0.0.2 22 me tpush-relay-1-2 ssh-ed25519 AAAAk /tmp/tpush-relay.a1B2c3D4e5\n");
+  CHECK(relay_go(2, HopTarget{"10.0.0.2", 22, "me", "tpush-relay-1-2", "ssh-ed25519 AAAAk",
+                              "/tmp/tpush-relay.a1B2c3D4e5", "ssh-rsa AAAAme"}) ==
+        "go 2 10.0.0.2 22 me tpush-relay-1-2 ssh-ed25519 AAAAk /tmp/tpush-relay.a1B2c3D4e5 ssh-rsa AAAAme\n");
 }

@@ -84,6 +84,7 @@ class SessionJob : public WorkerJob {
   // ("connection lost (jump host bastion:22: connection lost (...))").
   std::string lost_reason(const std::string& detail) const;
   LIBSSH2_SESSION* session() const { return connection_->session(); }
+  ssh::Session& ssh_session() const { return *connection_; }
 
  private:
   void release() final;

@@ -12,6 +12,8 @@
 
 #include "tpush/fanout/session_job.h"
 #include "tpush/relay/relay_transfer.h"
+#include "tpush/ssh/agent_channel.h"
+#include "tpush/ssh/agent_server.h"
 #include "tpush/ssh/exec_channel.h"
 #include "tpush/ssh/remote_group.h"
 #include "tpush/ssh/sftp_transfer.h"
@@ -34,9 +36,11 @@ class RelayJob final : public fanout::SessionJob {
   ~RelayJob() override;
 
   // From the transfer: a line for the control script; a feed for `attempt`;
-  // the end (every worker is done: the script may remove the key, which
-  // workers sharing a home share). Sent at the job's next advance or tick.
+  // the end (every worker is done). Sent at the job's next advance or tick.
   void order(std::string line);
+  // A worker this one passes the bytes on to: the agent tpush serves on this
+  // session signs one login to it (ssh/agent_server.h).
+  void plan_hop(ssh::PlannedHop hop) { agent_policy_.plan(std::move(hop)); }
   void feed(int attempt);
   void quit();
 
@@ -66,6 +70,7 @@ class RelayJob final : public fanout::SessionJob {
   void release_work() override;
   void forward_interrupt() override { interrupt(); }
 
+  void serve_agent();  // the agent channels the worker's hops opened
   void on_stdout(std::string_view bytes);
   void on_report(const std::string& line);
   std::string why_failed() const;
@@ -89,9 +94,14 @@ class RelayJob final : public fanout::SessionJob {
   ssh::ExecChannel::Sink sink_, feed_sink_;
   std::string partial_line_, stderr_tail_;
   HopTarget where_;  // how the other workers reach this one
+  std::string host_key_;      // its host key blob, as tpush's session pinned it
+  ssh::LoginIdentity login_;  // what tpush logged in to it with
   bool attached_ = false, detached_ = false, stored_ = false, quitting_ = false;
   std::string failure_;  // its own store failed: why
   std::optional<fanout::Clock::time_point> last_heartbeat_;
+  ssh::AgentPolicy agent_policy_;
+  std::vector<std::unique_ptr<ssh::AgentChannel>> agent_channels_;
+  bool agent_checked_ = false;  // whether sshd forwarded the agent, said once
 };
 
 }  // namespace tpush::relay

@@ -2,26 +2,27 @@
 // tpush runs on each worker over its own session (src/relay/relay_control.sh),
 // and the words they speak.
 //
-// Every worker of a transfer runs the control script. It reads its setup on
-// stdin (the transfer's hop key, the authorized_keys line, the manifest), then:
+// Every worker of a transfer runs the control script, on a session channel
+// with the agent forwarded (tpush serves it: ssh/agent_server.h). It reads its
+// setup on stdin (the hop's one-line receiving command, relay_hop.sh, and the
+// manifest), then:
 //   - makes a directory of its own, tpush-relay.RANDOM under TMPDIR (else
 //     /tmp), with mkdir (never one that was there), everything under umask
 //     077, and checks it is a plain path, not a link, owned by the user, mode
 //     0700; nothing on its command line names it;
-//   - puts there the key and a FIFO per attempt, `in.1` to `in.3`;
-//   - adds the hop key to authorized_keys with restrict, expiry-time (an hour,
-//     in the system's time zone, as sshd reads it) and a forced command that
-//     only writes into the FIFO of the attempt the sender names ("tpush-relay
-//     N DIRECTORY", the receiver's directory: relay_forced.sh);
+//   - puts there a FIFO per attempt, `in.1` to `in.3`;
 //   - says "ready DIRECTORY", and waits for orders, one line each:
 //       go N -                       receive attempt N from `in.N` (tpush, or
 //                                    a sender of its own, feeds it)
-//       go N ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY
+//       go N ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY IDTYPE IDKEY
 //                                    the same, passing every byte on to that
 //                                    worker as it arrives, with the worker's
-//                                    own ssh, the hop key, and the host key
-//                                    tpush verified for it as the only one
-//                                    known, into its FIFO in its DIRECTORY
+//                                    own ssh, logged in as USER with the
+//                                    identity IDTYPE IDKEY through the agent
+//                                    tpush serves (which signs that one login,
+//                                    to that host only), the host key tpush
+//                                    pinned for it as the only one known, into
+//                                    its FIFO in its DIRECTORY (relay_hop.sh)
 //       -                            nothing: tpush is there (kHeartbeatSeconds)
 //       quit
 //     An attempt is received in the background, so orders are read all along:
@@ -39,8 +40,9 @@
 //   - reports each attempt with lines (RelayReport) ending in "end".
 // On exit for any reason (quit, end of stdin, silence, HUP from tpush's hang-up
 // watchdog when the connection is lost, INT, TERM) it stops its own process
-// group and the writers it recorded, removes its directory, a partly written
-// file, and the authorized_keys line (under flock on the key file's directory).
+// group and the writers it recorded, and removes its directory and a partly
+// written file. Nothing outside its directory and the copy's targets is
+// touched: no key file, no authorized_keys.
 #pragma once
 
 #include <cstdint>
@@ -70,18 +72,17 @@ struct HopTarget {
   std::string alias;     // its name in the sender's known hosts (relay_host_alias)
   std::string host_key;  // "TYPE BASE64", as tpush verified it
   std::string directory; // the relay's directory on it (its "ready" line)
+  std::string identity;  // "TYPE BASE64": the public key tpush logged in to it with
 };
 
 // The command that runs the control script (behind `exec bash -c`).
-// `preserve`: keep each file's mtime (cp -p). `authorized_keys`: the file
-// sshd reads the user's keys from ("" = ~/.ssh/authorized_keys). A script
+// `preserve`: keep each file's mtime (cp -p). A script
 // that hears nothing for `silence_seconds` ends, and removes what it made.
 // tpush says "-" every kHeartbeatSeconds: the script ends on silence within
 // kSilenceSeconds of a cut network.
 inline constexpr int kHeartbeatSeconds = 15;
 inline constexpr int kSilenceSeconds = 3 * kHeartbeatSeconds;
-std::string relay_control_command(bool preserve, const std::string& authorized_keys,
-                                  int silence_seconds = kSilenceSeconds);
+std::string relay_control_command(bool preserve, int silence_seconds = kSilenceSeconds);
 
 // True for what the control script's "ready" line may name: an absolute path
 // of letters, digits, '.', '_', '/' and '-', without "..". Anything else is
@@ -90,26 +91,26 @@ bool plain_directory(std::string_view path);
 
 // The command that writes its stdin into the FIFO for `attempt` in a worker's
 // `directory` (from its "ready" line; a plain_directory(), else it throws):
-// tpush runs it to feed a worker itself (a sending worker runs the hop key's
-// forced command, which does the same). Each records itself beside the FIFO.
+// tpush runs it to feed a worker itself (a sending worker's hop runs the
+// receiving command, relay_hop.sh, which does the same). Each records itself
+// beside the FIFO.
 // When a sender had reached the FIFO before (it went mid-stream), it stops
 // that sender instead and exits kFeedCut: the attempt ends short on the worker.
 std::string relay_feed_command(const std::string& directory, int attempt);
 inline constexpr int kFeedCut = 3;
 
-// The authorized_keys line for `public_line` (the control script fills in the
-// expiry in the system's time zone).
-std::string relay_authorized_line(const std::string& public_line);
+// relay_hop.sh as one line: the command a hop runs on the next worker, as
+// `exec /bin/sh -c 'THIS' tpush-relay ATTEMPT DIRECTORY`.
+std::string relay_hop_script();
 
 // A worker's name in the known hosts of a transfer.
 std::string relay_host_alias(const std::string& id, std::size_t worker);
 
-// The setup the control script reads first: a length line, then the fields,
-// each ended by a NUL.
-std::string relay_setup(const std::string& private_key, const std::string& authorized_line,
-                        const std::vector<ManifestEntry>& manifest);
+// The setup the control script reads first: a length line, then the fields
+// (the hop's command, the manifest), each ended by a NUL.
+std::string relay_setup(const std::vector<ManifestEntry>& manifest);
 
-// An order's line ("go 1 -\n", "go 1 ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY\n").
+// An order's line ("go 1 -\n", "go 1 ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY IDTYPE IDKEY\n").
 std::string relay_go(int attempt, const std::optional<HopTarget>& next);
 
 // One line the control script writes.

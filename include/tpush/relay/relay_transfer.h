@@ -1,5 +1,5 @@
 // One relayed copy (tpush cp --relay): what every worker's job shares. It
-// holds the transfer's key, the manifest and the stream (the files' bytes,
+// holds the manifest and the stream (the files' bytes,
 // read once, in manifest order), and turns what the workers report into the
 // chain's orders (relay_chain.h), which it hands to their jobs.
 #pragma once
@@ -11,6 +11,7 @@
 
 #include "tpush/relay/relay_chain.h"
 #include "tpush/relay/relay_script.h"
+#include "tpush/ssh/credentials.h"
 #include "tpush/ssh/exec_channel.h"
 #include "tpush/util/shared_bytes.h"
 
@@ -26,12 +27,10 @@ struct RelayItem {
 
 class RelayTransfer {
  public:
-  // Computes each file's SHA-256 (one read of each file). `authorized_keys`:
-  // the file the workers' sshd reads keys from ("" = ~/.ssh/authorized_keys).
-  // `labels`: the workers', in order (for -v). `groups`: each worker's group
+  // Computes each file's SHA-256 (one read of each file). `labels`: the workers', in order (for -v). `groups`: each worker's group
   // (a chain per group, see RelayChain); empty: one group.
   RelayTransfer(std::vector<RelayItem> items, std::vector<std::string> labels, bool preserve,
-                std::string authorized_keys, std::vector<std::size_t> groups = {});
+                std::vector<std::size_t> groups = {});
   RelayTransfer(const RelayTransfer&) = delete;
   RelayTransfer& operator=(const RelayTransfer&) = delete;
 
@@ -42,8 +41,10 @@ class RelayTransfer {
   std::uint64_t stream_size() const { return stream_.size(); }
 
   // A worker's job, once its control script is set up: how the other workers
-  // reach it (host_key "TYPE BASE64", as tpush verified it; alias filled in here).
-  void attach(std::size_t worker, RelayJob* job, HopTarget where);
+  // reach it (host_key "TYPE BASE64", as tpush verified it; alias filled in
+  // here), its host key blob, and the identity tpush logged in to it with: a
+  // hop to it is a login with that identity, to that key (ssh/agent_server.h).
+  void attach(std::size_t worker, RelayJob* job, HopTarget where, std::string host_key, ssh::LoginIdentity login);
   // The job ended, whether it ever attached or not (every worker's job must
   // say so once: the chain waits for each). `mid_attempt`: it may have been
   // passing bytes on.
@@ -101,6 +102,11 @@ class RelayTransfer {
   RelayChain chain_;
   std::vector<RelayJob*> jobs_;
   std::vector<HopTarget> targets_;
+  struct Reach {
+    std::string host_key;
+    ssh::LoginIdentity login;
+  };
+  std::vector<Reach> reach_;
   std::vector<std::string> paths_;
   std::size_t sends_ = 0;
 };

@@ -94,7 +94,11 @@ class Connection final : public Session {
   // libssh2's last error text, for messages.
   std::string last_error() const;
 
+  LoginIdentity login_identity() const override { return login_; }
+  std::vector<LIBSSH2_CHANNEL*> take_agent_channels() override;
+
   static long recv_callback(int fd, void* buf, std::size_t len, int flags, void** abstract);
+  static void agent_callback(LIBSSH2_SESSION* session, LIBSSH2_CHANNEL* channel, void** abstract);
 
  private:
   // The steps of advance(): each returns true when it moved the connection
@@ -114,6 +118,7 @@ class Connection final : public Session {
   bool try_keys();
   bool listed(const libssh2_agent_publickey& agent_key) const;  // among identities_.keys
   void auth_succeeded();
+  void logged_in_with_agent_key();  // login_ from the agent's identity_
   void close_socket();
   void free_agent();
   // The host key the session was opened with, checked against the policy.
@@ -163,6 +168,8 @@ class Connection final : public Session {
   void* sign_abstract_ = nullptr;  // the SigningKey libssh2's sign callback is given
   int agent_keys_tried_ = 0;
   std::string last_auth_error_;
+  LoginIdentity login_;
+  std::vector<LIBSSH2_CHANNEL*> agent_channels_;  // opened by the worker, not taken yet
 
   std::string failure_reason_;
   std::string warning_;

@@ -40,6 +40,15 @@ struct Identities {
   std::string describe(const std::filesystem::path& home) const;
 };
 
+// The identity a session logged in with: what tpush may serve on an agent
+// channel (agent_server.h).
+struct LoginIdentity {
+  std::string blob;                         // public key blob; empty: unknown
+  const SigningKey* key = nullptr;          // decoded; null: in the agent, or only libssh2 reads it
+  std::optional<std::string> agent_socket;  // set when the key is the agent's ("" = $SSH_AUTH_SOCK)
+  std::string name;                         // "~/.ssh/id_ed25519", "a key in the agent": for messages
+};
+
 struct Credentials {
   bool use_agent = false;  // SSH_AUTH_SOCK is set
   std::vector<KeyFile> keys;
@@ -62,6 +71,9 @@ struct Credentials {
 // The default keys (~/.ssh/id_ed25519, id_ecdsa, id_rsa, google_compute_engine)
 // that exist under `home`, in the order they are tried.
 std::vector<std::filesystem::path> default_identity_files(const std::filesystem::path& home);
+
+// `p` with `home` written as "~", for messages.
+std::string shorten_home(const std::filesystem::path& p, const std::filesystem::path& home);
 
 // True when the private key text (PEM or OpenSSH format) is passphrase-protected.
 bool is_encrypted_private_key(const std::string& text);

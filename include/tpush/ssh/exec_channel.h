@@ -1,5 +1,5 @@
 // A command on an authenticated session, as a non-blocking state machine:
-//   open channel -> [pty] -> exec -> stream (stdin in, stdout/stderr out, EOF)
+//   open channel -> [pty] -> [agent] -> exec -> stream (stdin in, stdout/stderr out, EOF)
 //   -> close -> exit status
 #pragma once
 
@@ -25,7 +25,7 @@ class InputSource {
 
 class ExecChannel {
  public:
-  enum class Phase { open, pty, exec, stream, close, wait_closed, done, failed };
+  enum class Phase { open, pty, agent, exec, stream, close, wait_closed, done, failed };
 
   struct Sink {
     // Receives stdout (stream 1) or stderr (stream 2) bytes.
@@ -37,6 +37,9 @@ class ExecChannel {
   struct Settings {
     bool pty = false;                    // request a pseudo-terminal (stderr merges into stdout)
     const InputSource* input = nullptr;  // null: the command gets EOF at once, like ssh -n
+    // Ask the server to forward an agent to the command (auth-agent-req): the
+    // agent channels it opens arrive on the session (Session::take_agent_channels).
+    bool forward_agent = false;
   };
 
   ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings);
@@ -69,6 +72,11 @@ class ExecChannel {
   // True once the command was sent: before that, a failure asked the server
   // for nothing but a channel.
   bool command_sent() const { return command_sent_; }
+  // With Settings::forward_agent, once exec'd: whether the server agreed, and
+  // if not, why ("the server refused to forward the agent": AllowAgentForwarding
+  // no, a restricted key, or a second request on one connection).
+  bool agent_forwarded() const { return agent_forwarded_; }
+  const std::string& agent_refusal() const { return agent_refusal_; }
 
   // Forgets the channel without touching the network: freeing the session
   // frees it. Used when the connection is abandoned.
@@ -90,6 +98,8 @@ class ExecChannel {
   bool paused_ = false;
   bool hung_up_ = false;
   bool command_sent_ = false;
+  bool agent_forwarded_ = false;
+  std::string agent_refusal_;
   bool eof_sent_ = false;
   bool input_refused_ = false;  // the remote side closed: no more stdin
   bool packet_pending_ = false;  // a stdin write half sent (see feed_input)

@@ -22,6 +22,7 @@
 #include "tpush/util/wait.h"
 
 typedef struct _LIBSSH2_SESSION LIBSSH2_SESSION;
+typedef struct _LIBSSH2_CHANNEL LIBSSH2_CHANNEL;
 
 namespace tpush::util {
 class ChildReaper;
@@ -132,6 +133,13 @@ class Session {
   virtual bool resume(Endpoint endpoint, const ConnectionSettings& settings) = 0;
   // True when the peer has closed or reset the connection (checked without reading).
   virtual bool peer_closed() const = 0;
+
+  // The identity it logged in with, once ready.
+  virtual LoginIdentity login_identity() const { return {}; }
+  // The agent channels the worker opened since the last call (a command used
+  // the agent forwarded on this session: exec_channel.h's forward_agent). The
+  // caller serves and closes them; those no one takes are freed with the session.
+  virtual std::vector<LIBSSH2_CHANNEL*> take_agent_channels() { return {}; }
 };
 
 // A new session to `endpoint`: settings.make_session's, or a real Connection.

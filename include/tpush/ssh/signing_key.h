@@ -37,6 +37,8 @@ class SigningKey {
   // signature as that algorithm encodes it inside its "signature" string, or
   // nullopt when the request cannot be read or signing fails.
   std::optional<std::string> sign_userauth_request(std::string_view data) const;
+  // Signs `data` as `algorithm` (one of the above, for this key's type).
+  std::optional<std::string> sign(std::string_view algorithm, std::string_view data) const;
 
  private:
   enum class Type { ed25519, ecdsa, rsa };

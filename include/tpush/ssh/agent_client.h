@@ -1,0 +1,39 @@
+// One request to the user's own ssh-agent, without blocking: how tpush passes
+// on a sign request for a key that lives in the agent (agent_server.h). A
+// connection of its own to the agent's socket, non-blocking; poll() moves it
+// on (the caller polls on every turn and tick: an agent answers in
+// milliseconds, or waits for the user's confirmation of a `ssh-add -c` key).
+#pragma once
+
+#include <string>
+
+namespace tpush::ssh {
+
+class AgentRequest {
+ public:
+  enum class State { running, done, failed };
+
+  // `socket`: the agent's socket ("" = $SSH_AUTH_SOCK). `message`: framed.
+  AgentRequest(std::string socket, std::string message);
+  ~AgentRequest();
+  AgentRequest(const AgentRequest&) = delete;
+  AgentRequest& operator=(const AgentRequest&) = delete;
+
+  State poll();
+  State state() const { return state_; }
+  // Once done: the agent's reply, framed as it came.
+  const std::string& reply() const { return reply_; }
+  // Once failed: what went wrong ("cannot connect to the agent at PATH: ...").
+  const std::string& error() const { return error_; }
+
+ private:
+  void fail(std::string why);
+
+  std::string socket_;
+  std::string out_, reply_, error_;
+  std::size_t sent_ = 0;
+  int fd_ = -1;
+  State state_ = State::running;
+};
+
+}  // namespace tpush::ssh
