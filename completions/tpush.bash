@@ -7,7 +7,7 @@ _tpush_options='
     -h --help --version --config
     -w -x -H --hosts -t --tpu --queued-resource --zone --project --worker
     --internal-ip --refresh --fetch-host-keys --gcloud-timeout --failed
-    -l --user -p --port -i --identity -F -o -J --jump -f --fanout --persist --connect-timeout -u --timeout
+    -l --user -p --port -i --identity -F -o -A -a -J --jump -f --fanout --persist --connect-timeout -u --timeout
     --alive-interval --host-key-check --tunnel-through-iap
     -e --env --cd --tty -n --no-stdin --detach --log
     --label -N --no-prefix --raw -q --quiet -S --summary-always -v --verbose --color

@@ -119,6 +119,11 @@ void add_connection_options(const OptionAdder& add, Options& o) {
   add.option("-F", o.ssh_config_file, "FILE",
              "ssh_config file to read instead of ~/.ssh/config and /etc/ssh/ssh_config (none: no file)", how);
   add.many("-o", o.ssh_options, "KEYWORD=VALUE", "An ssh_config line, before every file, as ssh -o (repeatable)", how);
+  add.flag("-A", o.forward_agent,
+           "Forward your ssh-agent to the commands, as ssh -A (ForwardAgent): anyone with root or your login on a "
+           "worker can use your keys while the command runs",
+           how);
+  add.flag("-a", o.no_forward_agent, "Do not forward your ssh-agent, whatever ForwardAgent says (the default)", how);
   add.option("-J,--jump", o.jump, "[USER@]HOST[:PORT][,...]",
              "Reach the workers through these jump hosts (ProxyJump): one session per jump host carries "
              "every worker",

@@ -279,6 +279,7 @@ ssh::Endpoint RunContext::endpoint_for(const Reach& r, const std::string& label)
   e.connection_attempts = r.connection_attempts.value;
   e.alive_interval = std::chrono::seconds(r.alive_interval.value);
   e.alive_count = r.alive_count.value;
+  if (r.forward_agent.value != "no") e.forward_agent = r.forward_agent.value == "yes" ? "" : r.forward_agent.value;
   switch (r.via) {
     case Reach::Via::direct:
       break;

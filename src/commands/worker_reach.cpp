@@ -198,6 +198,15 @@ void ReachPlanner::plan_keys(const ssh_config::HostConfig& c, Reach& r) const {
     else if (!agent.empty() && agent.front() == '$') agent = util::env_value(agent.c_str() + 1).value_or("none");
     r.identity_agent = {agent, c.identity_agent.origin.to_string()};
   }
+  // -A and -a win over ForwardAgent, as in ssh; a $NAME socket is that variable's value.
+  if (options_.forward_agent || options_.no_forward_agent) {
+    r.forward_agent = {options_.no_forward_agent ? "no" : "yes", options_.no_forward_agent ? "-a" : "-A"};
+  } else if (c.forward_agent.is_set()) {
+    std::string agent = *c.forward_agent.value;
+    if (agent == "SSH_AUTH_SOCK") agent = "yes";
+    else if (agent.size() > 1 && agent.front() == '$') agent = util::env_value(agent.c_str() + 1).value_or("no");
+    r.forward_agent = {agent, c.forward_agent.origin.to_string()};
+  }
 }
 
 void ReachPlanner::plan_way(const ssh_config::HostConfig& c, bool is_jump, int depth, Reach& r) const {

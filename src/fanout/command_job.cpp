@@ -25,11 +25,16 @@ constexpr auto kStopsWait = std::chrono::seconds(1);
 CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
                        std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
                        OutputSink& out)
-    : SessionJob(index, std::move(endpoint), settings, deadlines),
+    : SessionJob(index, endpoint, settings, deadlines),
       command_(std::move(command)),
       channel_settings_(channel_settings),
-      want_shell_(settings.pool && !channel_settings.pty && !channel_settings.input),
+      // A kept shell started before: the agent can reach only a command of its own channel.
+      want_shell_(settings.pool && !channel_settings.pty && !channel_settings.input && !endpoint.forward_agent),
       out_(out) {
+  if (endpoint.forward_agent) {
+    channel_settings_.forward_agent = true;
+    forwarding_.forward_everything_to(*endpoint.forward_agent);
+  }
   if (want_shell_) raw_command_ = command_;
   if (!channel_settings_.pty) {
     group_.emplace();

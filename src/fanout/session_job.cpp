@@ -77,6 +77,7 @@ void SessionJob::advance(Clock::time_point now) {
     start_work(connection_->session());
   }
   const bool was_paused = work_paused();
+  serve_agent();
   advance_work();
   if (std::exchange(restarted_, false)) return advance(now);
   if (was_paused && !work_paused()) watch_.heard(now);
@@ -112,7 +113,15 @@ void SessionJob::tick(Clock::time_point now) {
     return finish(Outcome::lost, lost_reason(*silent));
   }
   connection_->tick(now);
-  if (!finished()) tick_work();
+  if (finished()) return;
+  serve_agent();  // a request passed on to the user's agent may have its answer
+  tick_work();
+}
+
+void SessionJob::serve_agent() {
+  for (LIBSSH2_CHANNEL* c : connection_->take_agent_channels())
+    agent_channels_.push_back(std::make_unique<ssh::AgentChannel>(c, agent_policy()));
+  std::erase_if(agent_channels_, [](const auto& c) { return !c->advance(); });
 }
 
 std::string SessionJob::lost_reason(const std::string& detail) const {
@@ -124,6 +133,7 @@ void SessionJob::release() {
   const bool keep = !pool_key_.empty() && working_ && work_clean() &&
                     connection_->phase() == ssh::Session::Phase::ready && !connection_->peer_closed();
   release_work();
+  for (auto& c : agent_channels_) c->release();
   if (keep) {
     // A shell that ended is dropped, unless it never could start: that one
     // stays to say so, and the session's later commands use exec channels.

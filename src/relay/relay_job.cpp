@@ -171,15 +171,8 @@ void RelayJob::tick_work() {
   advance_work();
 }
 
-void RelayJob::serve_agent() {
-  for (LIBSSH2_CHANNEL* c : ssh_session().take_agent_channels())
-    agent_channels_.push_back(std::make_unique<ssh::AgentChannel>(c, agent_policy_));
-  std::erase_if(agent_channels_, [](const auto& c) { return !c->advance(); });
-}
-
 void RelayJob::advance_work() {
   if (fallback_) return advance_fallback();
-  serve_agent();
   for (int attempt : std::exchange(feeds_wanted_, {}))
     feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(where_.directory, attempt),
                                                                   ssh::ExecChannel::Settings{false, &transfer_.stream()})});
@@ -241,7 +234,6 @@ void RelayJob::release_work() {
   detach(!quitting_);
   if (control_) control_->release();
   for (Feed& f : feeds_) f.channel->release();
-  for (auto& c : agent_channels_) c->release();
   if (fallback_) fallback_->release();
 }
 

@@ -25,6 +25,12 @@ void AgentConversation::process() {
   while (!passed_on_ && !broken_) {
     auto message = agent::take_message(input_, broken_);
     if (!message) return;
+    if (policy_.forwarding()) {
+      std::string framed;
+      wire::put_u32(framed, static_cast<std::uint32_t>(message->size()));
+      passed_on_ = std::make_unique<AgentRequest>(*policy_.forwarding(), framed + *message);
+      continue;
+    }
     answer(*message);
   }
 }
@@ -36,7 +42,7 @@ bool AgentConversation::poll() {
       return true;
     case AgentRequest::State::done: {
       const std::string& reply = passed_on_->reply();
-      if (reply.size() > 4 && static_cast<std::uint8_t>(reply[4]) == agent::kSignResponse) {
+      if (policy_.forwarding() || (reply.size() > 4 && static_cast<std::uint8_t>(reply[4]) == agent::kSignResponse)) {
         output_ += reply;
       } else {
         policy_.say("agent: the user's agent refused to sign");

@@ -215,6 +215,8 @@ class Resolver {
       case ConfigKey::identities_only: return obtain(out_.identities_only, v.number != 0);
       case ConfigKey::batch_mode: return obtain(out_.batch_mode, v.number != 0);
       case ConfigKey::identity_agent: return obtain(out_.identity_agent, v.text);
+      case ConfigKey::forward_agent:
+        return obtain(out_.forward_agent, v.text.empty() ? std::string(v.number ? "yes" : "no") : v.text);
       case ConfigKey::host_key_alias: return obtain(out_.host_key_alias, v.text);
       // As Debian's ssh (OpenSSH 10.3's rules): ProxyJump hosts also take
       // the ProxyCommand slot, so whichever comes first wins; ProxyJump none
@@ -396,6 +398,8 @@ void Resolver::expand_paths() {
   if (out_.identity_agent.value)
     out_.identity_agent.value =
         expand(*out_.identity_agent.value, kClientTokens, true, true, "IdentityAgent", out_.identity_agent.origin);
+  if (const auto& fa = out_.forward_agent.value; fa && *fa != "yes" && *fa != "no")
+    out_.forward_agent.value = expand(*fa, kClientTokens, true, true, "ForwardAgent", out_.forward_agent.origin);
   if (auto& files = out_.user_known_hosts_files; files.value) {
     if (iequals(files.value->front(), "none")) files.value->clear();
     for (std::string& f : *files.value) f = expand(f, kClientTokens, true, true, "UserKnownHostsFile", files.origin);
@@ -497,6 +501,7 @@ HostConfig SshConfig::with_openssh_defaults(HostConfig config) const {
   fill(config.server_alive_interval, *config.batch_mode.value ? 300 : 0);  // Debian: 300 in batch mode
   fill(config.server_alive_count_max, 3);
   fill(config.connection_attempts, 1);
+  fill(config.forward_agent, std::string("no"));
   fill(config.address_family, AddressFamily::any);
   fill(config.user_known_hosts_files,
        std::vector<std::string>{in_home(".ssh/known_hosts"), in_home(".ssh/known_hosts2")});

@@ -64,7 +64,7 @@ constexpr KeywordInfo kKeywords[] = {
     {"ExitOnForwardFailure", K::other, V::flag},
     {"FingerprintHash", K::other, V::digest},
     {"ForkAfterAuthentication", K::other, V::flag},
-    {"ForwardAgent", K::other, V::forward_agent},
+    {"ForwardAgent", K::forward_agent, V::forward_agent},
     {"ForwardX11", K::other, V::flag},
     {"ForwardX11Timeout", K::other, V::time},
     {"ForwardX11Trusted", K::other, V::flag},

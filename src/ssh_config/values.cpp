@@ -201,7 +201,10 @@ std::string check_one(ValueKind kind, const std::string& first, ConfigValue& out
     case V::agent_socket:
     case V::forward_agent:
       if (first.empty()) return "missing value";
-      if (kind == V::forward_agent && find_choice(kFlag, first)) return "";
+      if (const Choice* flag = kind == V::forward_agent ? find_choice(kFlag, first) : nullptr) {
+        out.number = flag->number;  // yes or no; a socket otherwise
+        return "";
+      }
       out.text = first;
       return check_agent_socket(first);
     case V::escape_char: {

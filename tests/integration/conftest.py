@@ -415,6 +415,35 @@ class Faults:
 
 
 @pytest.fixture
+def agent(tmp_path):
+    """A private ssh-agent (foreground, killed by PID at teardown); yields its socket path."""
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        end = time.monotonic() + 10
+        while not sock.exists():  # poll for the socket
+            if proc.poll() is not None or time.monotonic() > end:
+                pytest.fail("ssh-agent did not create its socket")
+            time.sleep(0.01)
+        yield sock
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def ssh_add(sock, key):
+    env = dict(os.environ, SSH_AUTH_SOCK=str(sock))
+    subprocess.run(["ssh-add", "-q", str(key)], env=env, check=True, timeout=30,
+                   stdin=subprocess.DEVNULL, capture_output=True)
+
+
+@pytest.fixture
 def faults(farm):
     f = Faults(farm)
     try:

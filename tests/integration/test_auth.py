@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import USER, host_args, split_prefixed
+from conftest import USER, host_args, split_prefixed, ssh_add
 
 
 def whoami_cmd():
@@ -59,35 +59,6 @@ def test_wrong_key_then_good_key(farm, tpush, bare_home):
     r = tpush("-i", farm.key("wrong_ed25519"), "-i", farm.key("test_ecdsa"),
               *host_args(farm.hosts[:3]), whoami_cmd())
     check_all_ok(r, farm, 3)
-
-
-@pytest.fixture
-def agent(tmp_path):
-    """A private ssh-agent (foreground, killed by PID at teardown); yields its socket path."""
-    sock = tmp_path / "agent.sock"
-    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        end = time.monotonic() + 10
-        while not sock.exists():  # poll for the socket
-            if proc.poll() is not None or time.monotonic() > end:
-                pytest.fail("ssh-agent did not create its socket")
-            time.sleep(0.01)
-        yield sock
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
-def ssh_add(sock, key):
-    env = dict(os.environ, SSH_AUTH_SOCK=str(sock))
-    subprocess.run(["ssh-add", "-q", str(key)], env=env, check=True, timeout=30,
-                   stdin=subprocess.DEVNULL, capture_output=True)
 
 
 @pytest.mark.parametrize("key", ["id_ed25519", "test_rsa"])

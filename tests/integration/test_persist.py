@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed
+from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed, ssh_add
 from farm import cmdline, marked_processes
 from test_auth import converted_key, run_on_pty, whoami_cmd
 from test_jump import trust
@@ -847,3 +847,28 @@ def test_a_kept_shell_killed_between_runs(farm, tpush, penv):
     assert all(v == ["again"] for v in split_prefixed(r.out, hosts).values()), str(r)
     assert sessions_started(farm) == started
     assert len(shells()) == 3
+
+
+def test_agent_forwarding_through_the_master_reaches_the_clients_agent(farm, tpush, penv, agent):
+    """-A on kept sessions: the command gets a channel of its own with the agent forwarded,
+    and the master passes its requests to the agent of the tpush that sent the run. A later
+    run without -A gets nothing of it: its kept shell started without an agent, and a
+    channel that finds the connection's agent socket (sshd keeps it for the connection)
+    finds nothing behind it."""
+    key = farm.key("id_ed25519")
+    ssh_add(agent, key)
+    hosts = farm.hosts[:3]
+    listing = "ssh-add -l 2>&1; echo status $?"
+    r = tpush(*host_args(hosts), "true", env=penv)  # starts the master, no agent
+    assert r.returncode == 0, str(r)
+    before = logins(farm)
+    r = tpush("-A", *host_args(hosts), listing, env={**penv, "SSH_AUTH_SOCK": str(agent)})
+    assert r.returncode == 0, str(r)
+    expected = subprocess.run(["ssh-keygen", "-l", "-f", f"{key}.pub"], capture_output=True, text=True,
+                              check=True, timeout=30).stdout.strip()
+    assert all(v == [expected, "status 0"] for v in split_prefixed(r.out, hosts).values()), str(r)
+    assert logins(farm) == before, "the -A run logged in again"
+    r = tpush(*host_args(hosts), listing, env={**penv, "SSH_AUTH_SOCK": str(agent)})
+    assert r.returncode == 0, str(r)
+    assert all(v[-1] in ("status 1", "status 2") and expected not in v
+               for v in split_prefixed(r.out, hosts).values()), str(r)

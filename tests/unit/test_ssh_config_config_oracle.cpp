@@ -182,6 +182,7 @@ std::multimap<std::string, std::string> as_dump(const HostConfig& c) {
   f.emplace("addressfamily", kFamily[static_cast<int>(*c.address_family.value)]);
   f.emplace("connectionattempts", std::to_string(*c.connection_attempts.value));
   f.emplace("batchmode", yes_no(*c.batch_mode.value));
+  f.emplace("forwardagent", *c.forward_agent.value);
   return f;
 }
 
@@ -189,7 +190,7 @@ const char* const kCompared[] = {
     "hostname", "user", "port", "identityfile", "identitiesonly", "identityagent", "proxyjump",
     "proxycommand", "connecttimeout", "serveraliveinterval", "serveralivecountmax",
     "stricthostkeychecking", "userknownhostsfile", "globalknownhostsfile", "hostkeyalias",
-    "addressfamily", "connectionattempts", "batchmode"};
+    "addressfamily", "connectionattempts", "batchmode", "forwardagent"};
 
 std::string values(const std::multimap<std::string, std::string>& m, const std::string& key) {
   std::vector<std::string> v;

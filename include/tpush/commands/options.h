@@ -67,6 +67,9 @@ struct Options {
   std::optional<std::string> ssh_config_file;  // -F FILE (none: no file)
   std::string persist;                  // --persist DURATION (persist_time() reads it)
   std::vector<std::string> ssh_options;        // -o Keyword=Value
+  // -A / -a: forward the user's agent to the commands, or not, whatever
+  // ForwardAgent says (as ssh's); both unset: ForwardAgent, else no.
+  bool forward_agent = false, no_forward_agent = false;
   // the remote side
   std::vector<std::string> env;         // -e NAME or NAME=VALUE
   std::string cd;                       // --cd DIR

@@ -43,6 +43,8 @@ struct Reach {
   std::vector<Sourced<std::filesystem::path>> identity_files;
   Sourced<bool> identities_only;
   Sourced<std::string> identity_agent;  // a socket path; "none": no agent; "": $SSH_AUTH_SOCK
+  // -A / ForwardAgent: "no", "yes" (the agent at $SSH_AUTH_SOCK), or an agent socket.
+  Sourced<std::string> forward_agent = {"no", "default"};
 
   enum class Via { direct, jump, command };
   Via via = Via::direct;

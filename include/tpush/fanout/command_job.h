@@ -97,6 +97,10 @@ class CommandJob final : public SessionJob {
   std::optional<std::pair<Outcome, std::string>> claimed_;  // run_behind_claim()'s
   std::vector<std::string> signals_sent_;  // to the group: what a status of 128 + N may mean
   OutputSink& out_;
+  // -A / ForwardAgent: every request of the worker's agent channels goes to the
+  // user's agent; otherwise all are refused.
+  ssh::AgentPolicy forwarding_{nullptr};
+  ssh::AgentPolicy& agent_policy() override { return forwarding_; }
   ssh::ExecChannel::Sink sink_;
   std::optional<ssh::GroupReport> group_;       // without a pty
   std::vector<std::string> queued_signals_;     // waiting for the group's tag

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tpush/fanout/worker_job.h"
+#include "tpush/ssh/agent_channel.h"
 #include "tpush/ssh/kept_shell.h"
 #include "tpush/ssh/session.h"
 #include "tpush/ssh/session_watch.h"
@@ -85,8 +86,13 @@ class SessionJob : public WorkerJob {
   std::string lost_reason(const std::string& detail) const;
   LIBSSH2_SESSION* session() const { return connection_->session(); }
   ssh::Session& ssh_session() const { return *connection_; }
+  // What answers the agent channels the worker opens on this session (a
+  // command used the agent forwarded to it): by default one that refuses
+  // everything (ssh-add -l: "The agent has no identities").
+  virtual ssh::AgentPolicy& agent_policy() { return refuse_agent_; }
 
  private:
+  void serve_agent();
   void release() final;
   bool reached() const final { return !connection_ || connection_->reached(); }
   void take_kept_session(const ssh::Endpoint& endpoint, const ssh::ConnectionSettings& settings);
@@ -103,6 +109,8 @@ class SessionJob : public WorkerJob {
   ssh::SessionWatch watch_;  // silence counts from the work's start, or output resumed
   Clock::time_point work_start_{};
   std::optional<Clock::time_point> stopping_since_;  // before_timeout() asked for time
+  ssh::AgentPolicy refuse_agent_{nullptr};
+  std::vector<std::unique_ptr<ssh::AgentChannel>> agent_channels_;
 };
 
 }  // namespace tpush::fanout

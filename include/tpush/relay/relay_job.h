@@ -12,7 +12,6 @@
 
 #include "tpush/fanout/session_job.h"
 #include "tpush/relay/relay_transfer.h"
-#include "tpush/ssh/agent_channel.h"
 #include "tpush/ssh/agent_server.h"
 #include "tpush/ssh/exec_channel.h"
 #include "tpush/ssh/remote_group.h"
@@ -70,7 +69,7 @@ class RelayJob final : public fanout::SessionJob {
   void release_work() override;
   void forward_interrupt() override { interrupt(); }
 
-  void serve_agent();  // the agent channels the worker's hops opened
+  ssh::AgentPolicy& agent_policy() override { return agent_policy_; }
   void on_stdout(std::string_view bytes);
   void on_report(const std::string& line);
   std::string why_failed() const;
@@ -99,8 +98,7 @@ class RelayJob final : public fanout::SessionJob {
   bool attached_ = false, detached_ = false, stored_ = false, quitting_ = false;
   std::string failure_;  // its own store failed: why
   std::optional<fanout::Clock::time_point> last_heartbeat_;
-  ssh::AgentPolicy agent_policy_;
-  std::vector<std::unique_ptr<ssh::AgentChannel>> agent_channels_;
+  ssh::AgentPolicy agent_policy_;  // what the worker's hops may have signed
   bool agent_checked_ = false;  // whether sshd forwarded the agent, said once
 };
 

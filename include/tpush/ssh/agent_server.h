@@ -46,6 +46,11 @@ class AgentPolicy {
   explicit AgentPolicy(Log log) : log_(std::move(log)) {}
 
   void plan(PlannedHop hop) { hops_.push_back(std::move(hop)); }
+  // Agent forwarding the user asked for (-A, ForwardAgent): every request goes
+  // to the user's agent at `socket` ("" = $SSH_AUTH_SOCK) as it is, as ssh -A
+  // passes them on. Without it and without planned hops, everything is refused.
+  void forward_everything_to(std::string socket) { forward_to_ = std::move(socket); }
+  const std::optional<std::string>& forwarding() const { return forward_to_; }
   const std::vector<PlannedHop>& hops() const { return hops_; }
   std::vector<PlannedHop>& hops() { return hops_; }
   void say(const std::string& line) const {
@@ -54,6 +59,7 @@ class AgentPolicy {
 
  private:
   std::vector<PlannedHop> hops_;
+  std::optional<std::string> forward_to_;
   Log log_;
 };
 

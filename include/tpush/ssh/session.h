@@ -60,6 +60,9 @@ struct Endpoint {
   int connection_attempts = 1;         // TCP connects tried, 1 s apart (ConnectionAttempts)
   std::chrono::seconds alive_interval{5};
   int alive_count = 3;
+  // -A / ForwardAgent: the user's agent socket its commands may use ("" =
+  // $SSH_AUTH_SOCK); nullopt: none (the default, as in ssh).
+  std::optional<std::string> forward_agent;
 };
 
 // Makes a session that has done nothing yet (its first advance() starts it).

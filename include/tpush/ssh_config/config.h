@@ -144,6 +144,9 @@ struct HostConfig {
   ConfigField<AddressFamily> address_family;
   ConfigField<int> connection_attempts;
   ConfigField<bool> batch_mode;
+  // "yes", "no", or an agent socket as written (`ssh -G` prints it so; a
+  // `$NAME` is read when the run starts).
+  ConfigField<std::string> forward_agent;
 
   // Why ssh would refuse this host, each with file:line and the fix: an
   // unknown keyword no IgnoreUnknown covers here, an unknown %token, an

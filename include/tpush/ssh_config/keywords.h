@@ -17,7 +17,7 @@ enum class ConfigKey : uint8_t {
   hostname, user, port, identity_file, identities_only, identity_agent, proxy_jump,
   proxy_command, connect_timeout, server_alive_interval, server_alive_count_max,
   strict_host_key_checking, user_known_hosts_file, global_known_hosts_file, host_key_alias,
-  address_family, connection_attempts,
+  address_family, connection_attempts, forward_agent,
   // Values that change how the others resolve.
   batch_mode,             // Debian: BatchMode yes makes ServerAliveInterval default to 300
   ignore_unknown,         // which unknown keywords are no error
