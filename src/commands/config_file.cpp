@@ -99,6 +99,10 @@ const Key kKeys[] = {
      [](const Options& o) { return yes_no(o.quiet); }, ""},
     {"summary-always", Rank::option, [](Options& o, Options& p) { o.summary_always = p.summary_always; },
      [](const Options& o) { return yes_no(o.summary_always); }, ""},
+    // cp's --relay and --no-relay, given, win over it.
+    {"relay", Rank::option, [](Options& o, Options& p) { o.relay = p.relay; },
+     [](const Options& o) { return o.relay ? yes_no(*o.relay) : std::string(); },
+     "cp relays to 3 or more workers of a TPU slice from 4 MiB"},
 };
 
 const Key* find_key(string_view name) {
@@ -120,7 +124,8 @@ string_view not_a_default(string_view key) {
 }
 
 bool is_flag(string_view key) {
-  constexpr string_view kFlags[] = {"internal-ip", "tunnel-through-iap", "fetch-host-keys", "quiet", "summary-always"};
+  constexpr string_view kFlags[] = {"internal-ip", "tunnel-through-iap", "fetch-host-keys", "quiet", "summary-always",
+                                    "relay"};
   for (string_view f : kFlags)
     if (f == key) return true;
   return false;
@@ -257,7 +262,12 @@ void apply_config(Options& o, const ConfigFile& config) {
                        ": a flag is yes or no (fix the value, or remove the line)");
     Options parsed;
     try {
-      parse_one_option(parsed, e.key, e.key == "identity" ? expand_home(e.value) : e.value);
+      if (e.key == "relay") {  // not an option of tpush itself: cp's
+        const std::string v = util::ascii_lowercase(e.value);
+        parsed.relay = v == "yes" || v == "true" || v == "on" || v == "1";
+      } else {
+        parse_one_option(parsed, e.key, e.key == "identity" ? expand_home(e.value) : e.value);
+      }
     } catch (const UsageError& err) {
       throw UsageError(where + ": " + e.key + " = " + inventory::escape_for_message(e.value) + ": " + err.what() +
                        " (fix the value, or remove the line)");

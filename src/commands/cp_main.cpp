@@ -170,7 +170,7 @@ int cp_main(Options& o, int signal_fd) {
   const std::size_t workers = targets.workers.size();
   const std::size_t running = std::max<std::size_t>(1, std::min(workers, o.fanout ? o.fanout : workers));
   const std::size_t window = std::clamp<std::size_t>((256u << 20) / running, 256u << 10, 512u << 10);
-  if (relay.value_or(relay_by_default(o, targets, total)))
+  if (relay.value_or(o.relay.value_or(true) && relay_by_default(o, targets, total)))
     return run_relayed_copy(o, signal_fd, std::move(targets), items, preserve, window);
 
   return run_transfers(o, signal_fd, std::move(targets), total, [&](const RunContext&, std::size_t) {

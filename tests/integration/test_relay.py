@@ -423,6 +423,13 @@ def test_one_tpu_slice_is_relayed_by_default_from_4_mib(tp, env, islands, tmp_pa
     for args in ([*tpu, small], [*tpu, "--no-relay", big], ["-v", *hosts_arg(islands, ks), "cp", big]):
         r = tp(*args, f"{islands.data}/r8/", env=genv)
         assert r.returncode == 0 and "relay:" not in r.err, r
+    # relay = no in the config file turns the default off; --relay still asks for it
+    config = tmp_path / "config"
+    config.write_text("relay = no\n")
+    r = tp(*tpu, big, f"{islands.data}/r8/", env={**genv, "TPUSH_CONFIG": str(config)})
+    assert r.returncode == 0 and "relay:" not in r.err, r
+    r = tp(*tpu, "--relay", big, f"{islands.data}/r8/", env={**genv, "TPUSH_CONFIG": str(config)})
+    assert r.returncode == 0 and "tpush: info: relay: attempt 1: 4 workers" in r.err, r
 
 
 def test_each_slice_of_a_multislice_gets_a_chain_of_its_own(tp, env, islands, tmp_path, fake_gcloud):

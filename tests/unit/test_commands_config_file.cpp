@@ -77,7 +77,7 @@ TEST_CASE("config: every mistake is one line naming FILE:LINE and the fix") {
   CHECK(config_error("fanuot = 3\n") ==
         "/etc/x/config:1: unknown key 'fanuot' (did you mean 'fanout'?); the keys are user, port, identity, jump, "
         "connect-timeout, alive-interval, host-key-check, persist, fanout, timeout, zone, project, gcloud-timeout, "
-        "internal-ip, tunnel-through-iap, fetch-host-keys, label, color, quiet, summary-always");
+        "internal-ip, tunnel-through-iap, fetch-host-keys, label, color, quiet, summary-always, relay");
   CHECK(config_error("\ntty = yes\n") ==
         "/etc/x/config:2: 'tty' cannot be set in the config file: it is about one run; give it on the command line");
   CHECK(config_error("tpu = mytpu\n") ==

@@ -70,6 +70,8 @@ struct Options {
   // -A / -a: forward the user's agent to the commands, or not, whatever
   // ForwardAgent says (as ssh's); both unset: ForwardAgent, else no.
   bool forward_agent = false, no_forward_agent = false;
+  // The config file's `relay`: no turns cp's relaying off unless --relay asks.
+  std::optional<bool> relay;
   // the remote side
   std::vector<std::string> env;         // -e NAME or NAME=VALUE
   std::string cd;                       // --cd DIR
