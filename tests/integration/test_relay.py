@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -31,13 +32,17 @@ pytestmark = pytest.mark.xdist_group("relay")
 WORKERS = 16
 # REFUSES_HOP's sshd forwards no agent to its commands: it cannot log in to the next worker.
 SMALL_DISK, REFUSES_HOP, CANNOT_RELAY = 2, 5, 15
+# Workers whose sshd reads the user's keys from a file of their own (a copy of the farm's),
+# which a test shapes as users' files are: no final newline, a symlink, rewritten meanwhile.
+OWN_KEYS = (8, 9, 10)
 
 
 @pytest.fixture(scope="module")
 def islands(farm):
     yield from islands_fixture(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"),
                                                REFUSES_HOP: dict(extra_config="AllowAgentForwarding no"),
-                                               CANNOT_RELAY: dict(broken=shutil.which("mkfifo"))}, subnet=151)
+                                               CANNOT_RELAY: dict(broken=shutil.which("mkfifo")),
+                                               **{k: dict(authorized_keys="own") for k in OWN_KEYS}}, subnet=151)
 
 
 @pytest.fixture
@@ -457,3 +462,84 @@ def test_relay_needs_every_worker_at_once(tp, env, islands, tmp_path):
     assert r.returncode == 2, r
     assert r.err == ("tpush: error: --relay needs every worker at once, and --fanout 2 is fewer than the 4 "
                      "workers (drop --fanout, or use --no-relay)\n"), r.err
+
+
+def test_authorized_keys_are_never_touched_however_they_are_kept(tp, env, farm, islands, tmp_path):
+    """The relay writes no key anywhere: a user's authorized_keys without a final newline,
+    one that is a symlink, and one rewritten all along during the copy (read, write a
+    temporary file, rename: as Google's guest agent does) are, byte for byte, inode and
+    mtime, what they were (the rewritten one: what its writer last wrote), and no line of
+    the relay's ever appears in them."""
+    no_newline, linked, rewritten = (islands.islands[k].dir / "authorized_keys" for k in OWN_KEYS)
+    no_newline.write_bytes(no_newline.read_bytes().rstrip(b"\n"))
+    elsewhere = tmp_path / "keys-elsewhere"
+    shutil.move(linked, elsewhere)
+    linked.symlink_to(elsewhere)
+    before = {p: keys_state(p) for p in (no_newline, elsewhere)}
+    link_before = os.lstat(linked)
+    original = rewritten.read_bytes()
+    seen, stop = [], threading.Event()
+
+    def rewrite():
+        n = 0
+        while not stop.is_set():
+            text = rewritten.read_bytes()
+            seen.append(text)
+            n += 1
+            tmp = rewritten.with_name(f"authorized_keys.google{n}")
+            tmp.write_bytes(original + f"# rewritten {n}\n".encode())
+            os.replace(tmp, rewritten)
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    try:
+        src = tmp_path / "f"
+        src.write_bytes(os.urandom(8 * 1024 * 1024))
+        ks = [7, *OWN_KEYS, 11]
+        r = tp("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r12/f", env=env)
+    finally:
+        stop.set()
+        writer.join()
+    assert r.returncode == 0, r
+    res = results(r)
+    for a, b in zip(ks, ks[1:]):
+        assert came(res, islands.hosts[b]) == f"from {islands.hosts[a]}", res
+    assert {p: keys_state(p) for p in (no_newline, elsewhere)} == before
+    assert os.lstat(linked).st_ino == link_before.st_ino and os.readlink(linked) == str(elsewhere)
+    assert len(seen) > 10 and all(t.startswith(original) and b"tpush-relay" not in t for t in seen), len(seen)
+    assert rewritten.read_bytes().startswith(original) and b"tpush-relay" not in rewritten.read_bytes()
+
+
+def test_a_worker_that_asks_to_log_in_elsewhere_is_refused(tp, env, farm, islands, tmp_path):
+    """A sending worker whose login runs something else too (here: every bash it starts
+    tries to log in to another host with the agent it finds): tpush refuses the session-bind
+    for a host that is no planned hop and everything after it, the copy goes on, and the
+    other host never sees a login."""
+    attacker = islands.islands[12]
+    out = attacker.dir / "attack.out"
+    target = f"-p {farm.port} {farm.addresses[0]}"
+    attacker.bash_env.write_text(
+        '[ "$0" = tpush-relay ] && [ -n "${SSH_AUTH_SOCK-}" ] && (\n'
+        '  for i in 1 2 3 4 5 6 7 8 9 10; do\n'
+        f'    ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null {target} '
+        f'echo logged-in-elsewhere >> {out} 2>&1\n'
+        '    sleep 0.2\n'
+        '  done\n'
+        ') > /dev/null 2>&1 &\n')
+    logins_before = farm.sshd.log.read_text(errors="replace").count("Accepted publickey")
+    try:
+        src = tmp_path / "f"
+        src.write_bytes(os.urandom(8 * 1024 * 1024))
+        ks = [12, 13, 14]
+        r = tp("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r13/f", env=env)
+    finally:
+        attacker.bash_env.unlink()
+    assert r.returncode == 0, r
+    res = results(r)
+    assert came(res, islands.hosts[13]) == f"from {islands.hosts[12]}", res
+    refusals = [l for l in r.err.splitlines() if l.startswith(f"tpush: info: {islands.hosts[12]}: relay: agent: refused: ")]
+    assert any("a session-bind for a host that is no planned hop" in l for l in refusals), r.err
+    for k in ks:
+        assert sha(islands.islands[k].path("r13/f")) == sha(src), islands.hosts[k]
+    assert "logged-in-elsewhere" not in (out.read_text() if out.exists() else "")
+    assert farm.sshd.log.read_text(errors="replace").count("Accepted publickey") == logins_before
