@@ -22,19 +22,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import farm_mod
+from conftest import farm_mod, ssh_add
 from islands import islands_fixture, tpush_for
 
 # The islands' sshds, their sessions and the files they make are one test's at a time:
 # relayed copies run one after another, in one test process (pytest-xdist's loadgroup).
 pytestmark = pytest.mark.xdist_group("relay")
 
-WORKERS = 16
+WORKERS = 17
 # REFUSES_HOP's sshd forwards no agent to its commands: it cannot log in to the next worker.
 SMALL_DISK, REFUSES_HOP, CANNOT_RELAY = 2, 5, 15
 # Workers whose sshd reads the user's keys from a file of their own (a copy of the farm's),
 # which a test shapes as users' files are: no final newline, a symlink, rewritten meanwhile.
 OWN_KEYS = (8, 9, 10)
+NO_SSH = 16  # ssh fails there (/bin/false in its place): it cannot pass the bytes on
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,7 @@ def islands(farm):
     yield from islands_fixture(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"),
                                                REFUSES_HOP: dict(extra_config="AllowAgentForwarding no"),
                                                CANNOT_RELAY: dict(broken=shutil.which("mkfifo")),
+                                               NO_SSH: dict(broken=shutil.which("ssh")),
                                                **{k: dict(authorized_keys="own") for k in OWN_KEYS}}, subnet=151)
 
 
@@ -115,7 +117,7 @@ def settled(islands, farm, keys_before, timeout=20) -> list[str]:
     return left
 
 
-PLAIN = [k for k in range(WORKERS) if k not in (SMALL_DISK, REFUSES_HOP, CANNOT_RELAY)]
+PLAIN = [k for k in range(WORKERS) if k not in (SMALL_DISK, REFUSES_HOP, CANNOT_RELAY, NO_SSH)]
 
 
 def test_a_file_and_a_tree_reach_every_worker_sent_once(tp, env, farm, islands, tmp_path):
@@ -543,3 +545,38 @@ def test_a_worker_that_asks_to_log_in_elsewhere_is_refused(tp, env, farm, island
         assert sha(islands.islands[k].path("r13/f")) == sha(src), islands.hosts[k]
     assert "logged-in-elsewhere" not in (out.read_text() if out.exists() else "")
     assert farm.sshd.log.read_text(errors="replace").count("Accepted publickey") == logins_before
+
+
+def test_a_key_only_in_the_users_agent_signs_each_hop_there(tp, env, farm, islands, tmp_path, agent):
+    """tpush logged in with a key it has only in the user's agent: each hop's one signature
+    is asked of that agent, over tpush's own connection to it, and the copy is relayed."""
+    ssh_add(agent, farm.key("test_ecdsa"))  # authorized, and no file tpush reads
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(4 * 1024 * 1024))
+    ks = PLAIN[:4]
+    r = tp("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r14/f",
+           env={**env, "SSH_AUTH_SOCK": str(agent)})
+    assert r.returncode == 0, r
+    passed = [l for l in r.err.splitlines() if "relay: agent: passing the login to " in l]
+    assert len(passed) == len(ks) - 1 and "on to the user's agent" in passed[0], r.err
+    res = results(r)
+    for a, b in zip(ks, ks[1:]):
+        assert came(res, islands.hosts[b]) == f"from {islands.hosts[a]}", res
+    for k in ks:
+        assert sha(islands.islands[k].path("r14/f")) == sha(src), islands.hosts[k]
+
+
+def test_a_worker_without_ssh_stores_and_the_next_gets_the_bytes_from_tpush(tp, env, farm, islands, tmp_path):
+    """No ssh on a sending worker: its hop fails (one -v line with ssh's status), it keeps
+    its own copy, and tpush feeds the next worker, which passes the bytes on."""
+    src = tmp_path / "f"
+    src.write_bytes(os.urandom(4 * 1024 * 1024))
+    ks = [1, NO_SSH, 3]
+    r = tp("-v", "--json", *hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r15/f", env=env)
+    assert r.returncode == 0, r
+    assert f"tpush: info: {islands.hosts[NO_SSH]}: relay: passing the bytes on failed (ssh exit " in r.err, r.err
+    res = results(r)
+    assert came(res, islands.hosts[NO_SSH]) == f"from {islands.hosts[1]}", res
+    assert came(res, islands.hosts[3]) == "from tpush", res
+    for k in ks:
+        assert sha(islands.islands[k].path("r15/f")) == sha(src), islands.hosts[k]

@@ -265,23 +265,71 @@ TEST_CASE("agent: host signatures of each key type check out, and a changed byte
   }
 }
 
+// A real ssh-agent of the test's own, with the keys given; killed at the end.
+struct RealAgent {
+  fs::path socket;
+  std::string pid;
+  RealAgent(const Keys& keys, const std::vector<std::string>& key_names) : socket(keys / "agent.sock") {
+    const std::string dir = keys.path().string();
+    std::string add;
+    for (const auto& k : key_names) add += " && ssh-add -q '" + dir + "/" + k + "' 2>&1";
+    const auto started = tpush::test::run_shell("ssh-agent -a '" + socket.string() + "' > '" + dir + "/env' && . '" +
+                                                dir + "/env' >/dev/null" + add + " && echo $SSH_AGENT_PID");
+    REQUIRE_MESSAGE(started.status == 0, started.out);
+    pid = started.out;
+  }
+  ~RealAgent() { std::system(("kill " + pid).c_str()); }
+};
+
+// Polls the conversation as the event loop does, until the agent's answer is in.
+void await_agent(AgentConversation& c) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (c.poll() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+}
+
 TEST_CASE("agent: a key in the user's agent is passed on to it, and what it answers goes back") {
   Setup s;
-  const fs::path sock = s.keys / "agent.sock";
-  const std::string dir = s.keys.path().string();
-  auto started = tpush::test::run_shell("ssh-agent -a '" + sock.string() + "' > '" + dir + "/env' && . '" + dir +
-                                        "/env' >/dev/null && ssh-add -q '" + dir + "/user' 2>&1 && echo $SSH_AGENT_PID");
-  REQUIRE_MESSAGE(started.status == 0, started.out);
-  s.policy.hops()[0].identity = LoginIdentity{s.user.public_blob(), nullptr, sock.string(), "the agent's ssh-ed25519 key"};
+  RealAgent agent(s.keys, {"user"});
+  s.policy.hops()[0].identity = LoginIdentity{s.user.public_blob(), nullptr, agent.socket.string(), "the agent's ssh-ed25519 key"};
   AgentConversation c(s.policy);
   c.receive(s.bind());
   reply(c);
   const std::string data = userauth(s.sid, "me", s.user.public_blob(), "ssh-ed25519", s.host.public_blob());
   c.receive(sign_message(s.user.public_blob(), data));
-  // The agent answers on a socket of its own: polled as the event loop does, on each turn.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (c.poll() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  await_agent(c);
   CHECK(signature_valid(s.user.public_blob(), signature_in(reply(c)), data));
   CHECK(s.said_like("on to the user's agent"));
-  CHECK(std::system(("kill " + started.out).c_str()) == 0);
+}
+
+TEST_CASE("agent: the user's agent refusing to sign is a refusal, said once") {
+  Setup s;
+  RealAgent agent(s.keys, {});  // holds no key: it refuses
+  s.policy.hops()[0].identity = LoginIdentity{s.user.public_blob(), nullptr, agent.socket.string(), "the agent's key"};
+  AgentConversation c(s.policy);
+  c.receive(s.bind());
+  reply(c);
+  c.receive(s.login(s.sid));
+  await_agent(c);
+  CHECK(reply(c) == kFailure);
+  CHECK(s.said_like("the user's agent refused to sign"));
+}
+
+TEST_CASE("agent: forwarding (-A) passes every request on, whatever it is") {
+  Setup s;
+  RealAgent agent(s.keys, {"user"});
+  AgentPolicy forwarding(nullptr);
+  forwarding.forward_everything_to(agent.socket.string());
+  AgentConversation c(forwarding);
+  c.receive(agent::frame(agent::kRequestIdentities));
+  await_agent(c);
+  const std::string answer = reply(c);
+  REQUIRE(static_cast<std::uint8_t>(answer[0]) == agent::kIdentitiesAnswer);
+  wire::Reader r(std::string_view(answer).substr(1));
+  CHECK(r.u32() == 1u);
+  CHECK(r.string() == std::string_view(s.user.public_blob()));
+  // a sign request no relay hop would get is the user's agent's to answer
+  const std::string data = "anything at all";
+  c.receive(sign_message(s.user.public_blob(), data));
+  await_agent(c);
+  CHECK(signature_valid(s.user.public_blob(), signature_in(reply(c)), data));
 }
