@@ -1,5 +1,7 @@
 #include "tpush/fanout/session_job.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "tpush/ssh/kept_sessions.h"
@@ -116,6 +118,10 @@ void SessionJob::tick(Clock::time_point now) {
   if (finished()) return;
   serve_agent();  // a request passed on to the user's agent may have its answer
   tick_work();
+}
+
+bool SessionJob::agent_answer_waiting() const {
+  return std::any_of(agent_channels_.begin(), agent_channels_.end(), [](const auto& c) { return c->answer_waiting(); });
 }
 
 void SessionJob::serve_agent() {

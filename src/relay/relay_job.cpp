@@ -176,8 +176,15 @@ void RelayJob::advance_work() {
   for (int attempt : std::exchange(feeds_wanted_, {}))
     feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(where_.directory, attempt),
                                                                   ssh::ExecChannel::Settings{false, &transfer_.stream()})});
+  // Orders (tpush's "-" among them) and an agent's answers go before more of
+  // the stream: a feed keeps the socket full for as long as it lasts, and a
+  // script that hears nothing for kSilenceSeconds ends.
+  const bool orders_waiting =
+      control_->phase() == ssh::ExecChannel::Phase::stream && control_->input_offset() < orders_.text.size();
+  const bool others_waiting = orders_waiting || agent_answer_waiting();
   for (Feed& f : feeds_) {
     if (f.ended) continue;
+    f.channel->hold_input(others_waiting);
     f.channel->advance(feed_sink_);
     if (!f.channel->ended()) continue;
     f.ended = true;

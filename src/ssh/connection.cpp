@@ -563,7 +563,8 @@ void Connection::park(util::ChildReaper* reaper) {
   endpoint_.host_keys = nullptr;
   identities_ = {};
   sign_abstract_ = nullptr;
-  login_ = {};
+  // The key it logged in with belongs to the run: only its public half stays.
+  login_ = LoginIdentity{login_.blob, nullptr, std::nullopt, login_.name};
   ConnectionSettings idle;
   idle.home = settings_.home;
   idle.now = settings_.now;
@@ -586,6 +587,14 @@ bool Connection::resume(Endpoint endpoint, const ConnectionSettings& settings) {
   }
   warning_ = std::move(verdict.warning);
   libssh2_keepalive_config(session_, 1, static_cast<unsigned>(endpoint_.alive_interval.count()));
+  // The identity it logged in with, as this run holds it: a key it decoded,
+  // else the agent it would ask.
+  identities_ = endpoint_.identities ? *endpoint_.identities : settings_.credentials->all();
+  login_.key = nullptr;
+  login_.agent_socket.reset();
+  for (const KeyFile* k : identities_.keys)
+    if (k->signing_key && k->signing_key->public_blob() == login_.blob) login_.key = &*k->signing_key;
+  if (!login_.key && identities_.agent_socket) login_.agent_socket = identities_.agent_socket;
   return true;
 }
 

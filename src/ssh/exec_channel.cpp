@@ -143,6 +143,9 @@ bool ExecChannel::feed_input() {
   write_blocked_ = false;
   const InputSource* in = settings_.input;
   while (in && !input_refused_) {
+    // Held: only a packet already half sent is finished (libssh2 sends
+    // nothing else on the session before it), so another channel's turn comes.
+    if (input_held_ && !packet_pending_) return true;
     const std::string_view data = in->peek(input_offset_);
     if (data.empty()) break;
     const ssize_t n = libssh2_channel_write(channel_, data.data(), data.size());

@@ -90,6 +90,8 @@ class SessionJob : public WorkerJob {
   // command used the agent forwarded to it): by default one that refuses
   // everything (ssh-add -l: "The agent has no identities").
   virtual ssh::AgentPolicy& agent_policy() { return refuse_agent_; }
+  // True while an agent channel has an answer not yet written.
+  bool agent_answer_waiting() const;
 
  private:
   void serve_agent();

@@ -20,6 +20,8 @@ class AgentChannel {
   // Reads requests, writes answers, closes once the worker is done. False
   // once the channel is gone.
   bool advance();
+  // An answer (or part of one) is waiting to be written.
+  bool answer_waiting() { return channel_ && !conversation_.output().empty(); }
   // Forgets the channel without touching the network (the session frees it,
   // as it does one still open when the job ends).
   void release() { channel_ = nullptr; }

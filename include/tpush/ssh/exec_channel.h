@@ -78,6 +78,12 @@ class ExecChannel {
   bool agent_forwarded() const { return agent_forwarded_; }
   const std::string& agent_refusal() const { return agent_refusal_; }
 
+  // While held, stdin is not written (a packet half sent is finished first):
+  // on a session whose socket this channel's stdin keeps full, another
+  // channel's few bytes (a relay's orders, an agent's answer) would otherwise
+  // wait until it is done, as libssh2 sends one packet at a time.
+  void hold_input(bool held) { input_held_ = held; }
+
   // Forgets the channel without touching the network: freeing the session
   // frees it. Used when the connection is abandoned.
   void release() { channel_ = nullptr; }
@@ -103,6 +109,7 @@ class ExecChannel {
   bool eof_sent_ = false;
   bool input_refused_ = false;  // the remote side closed: no more stdin
   bool packet_pending_ = false;  // a stdin write half sent (see feed_input)
+  bool input_held_ = false;
   bool write_blocked_ = false;
   std::uint64_t input_offset_ = 0;
   bool pending_ctrl_c_ = false;
