@@ -152,7 +152,8 @@ test-asan: deps build-asan-dir
 # small machine). tests/tsan.supp: third-party only.
 TSAN_DIR   ?= build-tsan
 TSAN_TESTS ?= tests/integration/test_basic.py tests/integration/test_control.py tests/integration/test_persist.py \
-              tests/integration/test_output_modes.py tests/integration/test_names.py
+              tests/integration/test_output_modes.py tests/integration/test_names.py \
+              tests/integration/test_agent_forwarding.py
 TSAN_ENV   := TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp
 build-tsan-dir: check-dev-deps libssh2
 	$(call cmake_build,$(TSAN_DIR),$(BUILD_ARGS) -DTPUSH_SANITIZE=thread -DCMAKE_CXX_FLAGS=$(ASAN_CXXFLAGS))

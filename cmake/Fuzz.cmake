@@ -17,7 +17,7 @@ endif()
 
 set(TPUSH_FUZZ_SANITIZE "address,undefined" CACHE STRING "Sanitizers the fuzz targets run under")
 set(TPUSH_FUZZ_TARGETS host_list hosts_file known_hosts gcloud_json private_key wire
-    line_output ssh_config relay_report unified_diff)
+    line_output ssh_config relay_report unified_diff agent_conversation)
 
 # Only the parsers and what they call.
 set(TPUSH_FUZZ_SOURCES
@@ -27,6 +27,7 @@ set(TPUSH_FUZZ_SOURCES
   src/inventory/tpu_describe.cpp src/inventory/tpu_queued_resource.cpp
   src/inventory/tpu_host_keys.cpp src/inventory/gcloud.cpp
   src/ssh/known_hosts.cpp src/ssh/wire.cpp src/ssh/signing_key.cpp
+  src/ssh/agent_protocol.cpp src/ssh/agent_server.cpp src/ssh/agent_client.cpp src/ssh/host_signature.cpp
   src/ssh_config/config.cpp src/ssh_config/jump.cpp src/ssh_config/keywords.cpp
   src/ssh_config/line.cpp src/ssh_config/match.cpp src/ssh_config/parse.cpp
   src/ssh_config/tokens.cpp src/ssh_config/values.cpp

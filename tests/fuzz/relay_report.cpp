@@ -2,7 +2,7 @@
 // worker is untrusted (a login script may print anything, and a worker may be
 // hostile). Invariants: parsing never fails; an unknown first word is `unknown`;
 // a report's text is the end of its line; an index is -1 or a number the line
-// spells; an order line tpush writes is one line of 8 words, whatever its
+// spells; an order line tpush writes is one line of 11 words, whatever its
 // fields hold.
 #include <algorithm>
 
@@ -24,10 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r.index >= 0) FUZZ_CHECK(line.find(std::to_string(r.index)) != std::string_view::npos);
 
   // The same bytes as an address or directory in an order: one line, whatever they hold.
-  HopTarget t{std::string(line), 22, "u", "a", "ssh-ed25519 AAAA", std::string(line)};
+  HopTarget t{std::string(line), 22, "u", "a", "ssh-ed25519 AAAA", std::string(line), "ssh-ed25519 " + std::string(line)};
   const std::string order = relay_go(2, t);
   FUZZ_CHECK(order.find('\n') == order.size() - 1);
-  FUZZ_CHECK(std::count(order.begin(), order.end(), ' ') == 8);
+  FUZZ_CHECK(std::count(order.begin(), order.end(), ' ') == 10);
   // ... and as a "ready" line's directory: only a plain one is ever put in a command.
   if (plain_directory(line))
     FUZZ_CHECK(line.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") ==
