@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -38,8 +39,13 @@ OWN_KEYS = (8, 9, 10)
 NO_SSH = 16  # ssh fails there (/bin/false in its place): it cannot pass the bytes on
 
 
+HOME_KEYS_BEFORE = None
+
+
 @pytest.fixture(scope="module")
 def islands(farm):
+    global HOME_KEYS_BEFORE
+    HOME_KEYS_BEFORE = keys_state(HOME_KEYS)
     yield from islands_fixture(farm, WORKERS, {SMALL_DISK: dict(tmpfs_size="256k"),
                                                REFUSES_HOP: dict(extra_config="AllowAgentForwarding no"),
                                                CANNOT_RELAY: dict(broken=shutil.which("mkfifo")),
@@ -88,6 +94,11 @@ def copy_processes(islands) -> list[str]:
             for p in farm_mod.marked_processes(i.marker)]
 
 
+# The sessions' own ~/.ssh/authorized_keys (the user's real home, where ssh's default
+# AuthorizedKeysFile points): a relay must leave it as it is, or missing.
+HOME_KEYS = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".ssh" / "authorized_keys"
+
+
 def keys_state(path) -> tuple | None:
     """An authorized_keys file as a relay must leave it: its bytes, inode and mtime."""
     try:
@@ -103,6 +114,8 @@ def leftovers(islands, farm, keys_before) -> list[str]:
     found = [str(p) for p in relay_dirs(islands)]
     if keys_state(farm.authorized_keys) != keys_before:
         found.append("authorized_keys changed")
+    if keys_state(HOME_KEYS) != HOME_KEYS_BEFORE:
+        found.append(f"{HOME_KEYS} changed")
     found += copy_processes(islands)
     for i in islands.islands:
         found += [f"{i.address}: session {p}" for p in farm_mod.descendants(i.pid) if "@" in farm_mod.cmdline(p)]
@@ -470,8 +483,8 @@ def test_authorized_keys_are_never_touched_however_they_are_kept(tp, env, farm, 
     """The relay writes no key anywhere: a user's authorized_keys without a final newline,
     one that is a symlink, and one rewritten all along during the copy (read, write a
     temporary file, rename: as Google's guest agent does) are, byte for byte, inode and
-    mtime, what they were (the rewritten one: what its writer last wrote), and no line of
-    the relay's ever appears in them."""
+    mtime, what they were (the rewritten one: what its writer last wrote), no line of the
+    relay's ever appears in them."""
     no_newline, linked, rewritten = (islands.islands[k].dir / "authorized_keys" for k in OWN_KEYS)
     no_newline.write_bytes(no_newline.read_bytes().rstrip(b"\n"))
     elsewhere = tmp_path / "keys-elsewhere"
@@ -510,6 +523,7 @@ def test_authorized_keys_are_never_touched_however_they_are_kept(tp, env, farm, 
     assert os.lstat(linked).st_ino == link_before.st_ino and os.readlink(linked) == str(elsewhere)
     assert len(seen) > 10 and all(t.startswith(original) and b"tpush-relay" not in t for t in seen), len(seen)
     assert rewritten.read_bytes().startswith(original) and b"tpush-relay" not in rewritten.read_bytes()
+    assert settled(islands, farm, keys_state(farm.authorized_keys)) == []
 
 
 def test_a_worker_that_asks_to_log_in_elsewhere_is_refused(tp, env, farm, islands, tmp_path):
@@ -580,3 +594,4 @@ def test_a_worker_without_ssh_stores_and_the_next_gets_the_bytes_from_tpush(tp, 
     assert came(res, islands.hosts[3]) == "from tpush", res
     for k in ks:
         assert sha(islands.islands[k].path("r15/f")) == sha(src), islands.hosts[k]
+    assert settled(islands, farm, keys_state(farm.authorized_keys)) == []
