@@ -97,8 +97,9 @@ namespace {
 // of its own), under an outer sh that stands for the sshd session process (the
 // guardian watches it).
 std::string under_connection(const tpush::test::TempDir& dir, const char* shell, const std::string& script,
-                             const std::string& after = "", const std::string& before = "") {
-  const std::string prologue = tpush::ssh::with_group_report(script, tpush::ssh::HangUpWatch::per_connection);
+                             const std::string& after = "", const std::string& before = "",
+                             tpush::ssh::HangUpWatch watch = tpush::ssh::HangUpWatch::per_connection) {
+  const std::string prologue = tpush::ssh::with_group_report(script, watch);
   return "XDG_RUNTIME_DIR=" + dir.path().string() + " /bin/sh -c " +
          tpush::util::shell_quote(before + "setsid " + std::string(shell) + " -c \"$1\" " + after + "; s=$?; exit $s") + " sh " +
          tpush::util::shell_quote(prologue) + " 2>&1";
@@ -134,6 +135,28 @@ TEST_CASE("remote group: the guardian hangs up a command whose connection ended,
     // The guardian removes its directory as it leaves.
     for (int i = 0; i < 200 && !std::filesystem::is_empty(dir.path()); ++i) ::usleep(50'000);
     CHECK(std::filesystem::is_empty(dir.path()));
+  }
+}
+
+TEST_CASE("remote group: a fresh session's watch hangs up a command whose connection ended, and only then") {
+  const tpush::test::TempDir dir;
+  const std::string started = (dir / "started").string();
+  for (const char* shell : {"/bin/dash", "/bin/bash"}) {
+    CAPTURE(shell);
+    std::filesystem::remove(started);
+    // The connection (outer sh) ends once the command runs; the command would
+    // print "survived" after 30 s if the hang-up never came.
+    auto r = run_shell(under_connection(
+        dir, shell, "touch '" + started + "'; sleep 30; echo survived",
+        "& while [ ! -e '" + started + "' ]; do sleep 0.02; done; exit 0 #", "",
+        tpush::ssh::HangUpWatch::per_command));
+    CHECK(r.out.find("survived") == std::string::npos);
+    // A command that ends first is left to end as it does: its status, no hang-up.
+    r = run_shell(under_connection(dir, shell, "sleep 0.2; echo done; exit 4", "", "",
+                                   tpush::ssh::HangUpWatch::per_command));
+    CHECK(r.status == 4);
+    GroupReport g;
+    CHECK(filtered(r.out, 5, g) == "done\n");
   }
 }
 
