@@ -76,7 +76,7 @@ def render(meta: dict, results: list[dict]) -> str:
     for (n, scen), rows in sorted(groups(results).items(),
                                   key=lambda kv: (scen_order.index(kv[0][1]) if kv[0][1] in scen_order else 9, kv[0][0])):
         w(f"## N = {n}, {SCEN.get(scen, scen)}\n")
-        w("| tool | fan-out | wall s | client CPU s (ms/worker) | client peak MiB | sshd CPU s | floor s | ok | load | wall ratio | CPU ratio | mem ratio |")
+        w("| tool | fan-out | wall s | client CPU s (ms/worker) | client peak MiB | sshd CPU s (ms/worker) | floor s | ok | load | wall ratio | CPU ratio | mem ratio |")
         w("|---|---|---|---|---|---|---|---|---|---|---|---|")
         stats = {}
         for key, rs in rows.items():
@@ -119,7 +119,8 @@ def render(meta: dict, results: list[dict]) -> str:
             if s is tp:
                 targets.extend(check_targets(n, scen, s, others, stats))
             w(f"| {TOOL_NAME[t]} | {fan_s} | {s['wall']:.2f} ({s['wmin']:.2f}–{s['wmax']:.2f}) | "
-              f"{s['cpu']:.2f} ({1000 * s['cpu'] / n:.1f}) | {peak} | {s['sshd']:.2f} | {s['floor']:.2f} | "
+              f"{s['cpu']:.2f} ({1000 * s['cpu'] / n:.1f}) | {peak} | {s['sshd']:.2f} ({1000 * s['sshd'] / n:.1f}) | "
+              f"{s['floor']:.2f} | "
               f"{ok} | {s['load']:.1f} | {rw} | {rc} | {rm} |")
         w("")
         logins = {(t, fan): med([r.get("bastion_logins") for r in rs]) for (t, fan), rs in rows.items()
@@ -179,8 +180,8 @@ def render_relay(data: dict, w) -> list[list[str]]:
         mib = rows[0]["mib"]
         w(f"### {mib} MiB to {n} workers, {rows[0]['rate']} link\n")
         w("| tool | runs ok | wall (s) | x one copy | sent (MiB) | x one copy | client CPU (s) | peak mem (MiB) "
-          "| workers CPU (s) | checked | note |")
-        w("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| workers CPU (s) | per worker (s) | checked | note |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|")
         one = [r for r in rows if r["tool"] == "one" and r["ok"]]
         one_wall = med([r["wall"] for r in one])
         one_sent = med([r["sent"] for r in one])
@@ -195,7 +196,8 @@ def render_relay(data: dict, w) -> list[list[str]]:
             w(f"| {RELAY_NAME.get(tool, tool)} | {sum(r['ok'] for r in rs)}/{len(rs)} | {wall:.1f} | "
               f"{ratio(wall, one_wall)} | {sent / 2**20:.1f} | {ratio(sent, one_sent)} | "
               f"{med([r['cpu'] for r in rs]) or 0:.2f} | {(peak or 0) / 2**20:.1f} | "
-              f"{med([r['workers_cpu'] for r in rs]):.1f} | {rs[0]['checked']}/{rs[0]['workers']} | {notes} |")
+              f"{med([r['workers_cpu'] for r in rs]):.1f} | {med([r['workers_cpu'] for r in rs]) / rs[0]['workers']:.2f} | "
+              f"{rs[0]['checked']}/{rs[0]['workers']} | {notes} |")
         w("")
         relayed = [r for r in by_tool.get("tpush-relay", []) if r["ok"]]
         if relayed and one_wall and one_sent:
@@ -244,7 +246,7 @@ def render_repeat(rows, w):
       "delta over the run, read once nothing but kept sessions at rest is left. The /proc count of the same "
       "(listener + live descendants, see below) is in the cross-check table. Repeat = median of runs 2.. "
       "(min–max for wall).\n")
-    w("| N | network | tool | first run: wall s | client CPU s (tool + masters) | sshd CPU s | repeat: wall s | client CPU s (tool + masters) | sshd CPU s | ok |")
+    w("| N | network | tool | first run: wall s | client CPU s (tool + masters) | sshd CPU s (ms/worker) | repeat: wall s | client CPU s (tool + masters) | sshd CPU s (ms/worker) | ok |")
     w("|---|---|---|---|---|---|---|---|---|---|")
     stat, check = {}, []
     f = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
@@ -259,9 +261,9 @@ def render_repeat(rows, w):
                                            if any(r["note"] for r in rs) else "")
         wr = f"{f(st['wall'], 3)} ({min(r['wall'] for r in rep):.3f}–{max(r['wall'] for r in rep):.3f})" if rep else "–"
         w(f"| {n} | {net(first)} | {TOOL_NAME.get(tool, tool)} | {first['wall']:.2f} | {first['cpu']:.3f} "
-          f"({first['cpu_tool']:.3f} + {first['cpu_masters']:.3f}) | {sshd(first):.2f} | {wr} | "
+          f"({first['cpu_tool']:.3f} + {first['cpu_masters']:.3f}) | {sshd(first):.2f} ({1000 * sshd(first) / n:.1f}) | {wr} | "
           f"{f(st['cpu'], 3)} ({f(med([r['cpu_tool'] for r in rep]), 3)} + {f(med([r['cpu_masters'] for r in rep]), 3)}) | "
-          f"{f(st['sshd'], 3)} | {ok} |")
+          f"{f(st['sshd'], 3)} ({f(None if st['sshd'] is None else 1000 * st['sshd'] / n, 1)}) | {ok} |")
         check.append((n, first, tool, f"{first['cpu']:.3f} / {f(first.get('client_cg'), 3)}",
                       f"{first['sshd_cpu']:.3f} / {f(first.get('sshd_cg'), 3)}",
                       f"{f(st['cpu'], 3)} / {f(med([r.get('client_cg') for r in rep]), 3)}",
