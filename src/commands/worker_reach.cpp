@@ -13,8 +13,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxJumpDepth = 8;  // a ProxyJump loop in ssh_config ends here
-constexpr int kDefaultAliveInterval = 5;
-constexpr int kDefaultAliveCount = 3;
 
 template <typename T, typename U>
 Sourced<T> from_config(const ssh_config::ConfigField<U>& field) {
@@ -253,10 +251,10 @@ void ReachPlanner::plan_deadlines(const ssh_config::HostConfig& c, Reach& r) con
   else if (c.server_alive_interval.is_set() && *c.server_alive_interval.value > 0)
     r.alive_interval = from_config<int>(c.server_alive_interval);
   else if (mine.alive_interval) r.alive_interval = {*mine.alive_interval, config_origin("alive-interval")};
-  else r.alive_interval = {kDefaultAliveInterval, "default"};
+  else r.alive_interval = {static_cast<int>(ssh::kDefaultAliveInterval.count()), "default"};
   r.alive_count = c.server_alive_count_max.is_set() && *c.server_alive_count_max.value > 0
                       ? from_config<int>(c.server_alive_count_max)
-                      : Sourced<int>{kDefaultAliveCount, "default"};
+                      : Sourced<int>{ssh::kDefaultAliveCount, "default"};
   r.connection_attempts = c.connection_attempts.is_set() ? from_config<int>(c.connection_attempts)
                                                          : Sourced<int>{1, "default"};
   if (c.address_family.is_set())

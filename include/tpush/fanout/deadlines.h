@@ -13,8 +13,8 @@ namespace tpush::fanout {
 struct Deadlines {
   std::chrono::seconds connect{ssh::kDefaultConnectTimeout};  // connect + handshake + auth
   std::optional<std::chrono::seconds> command;  // from the start of the work to its end; none = no limit
-  std::chrono::seconds alive_interval{5};       // keepalive period
-  int alive_count = 3;                          // silent periods before "lost"
+  std::chrono::seconds alive_interval{ssh::kDefaultAliveInterval};  // keepalive period
+  int alive_count = ssh::kDefaultAliveCount;                         // silent periods before "lost"
 
   // The watch a session of these deadlines is held to.
   ssh::SessionWatch watch() const { return {connect, alive_interval, alive_count}; }

@@ -38,6 +38,12 @@ using Clock = std::chrono::steady_clock;
 // The clock a run reads (tests pass their own).
 using Now = std::function<Clock::time_point()>;
 
+// tpush's keepalive period when neither --alive-interval, ssh_config's
+// ServerAliveInterval nor tpush's config file names one, and the silent
+// periods after which a session is lost (ServerAliveCountMax's default).
+inline constexpr std::chrono::seconds kDefaultAliveInterval{5};
+inline constexpr int kDefaultAliveCount = 3;
+
 // Where and how to reach one worker (or jump host), settled before the run
 // from tpush's flags, the host list, ssh_config and tpush's defaults.
 struct Endpoint {
@@ -58,8 +64,8 @@ struct Endpoint {
   HostKeyPolicy* host_keys = nullptr;  // null: the settings' policy
   int address_family = AF_UNSPEC;      // AddressFamily
   int connection_attempts = 1;         // TCP connects tried, 1 s apart (ConnectionAttempts)
-  std::chrono::seconds alive_interval{5};
-  int alive_count = 3;
+  std::chrono::seconds alive_interval{kDefaultAliveInterval};
+  int alive_count = kDefaultAliveCount;
   // -A / ForwardAgent: the user's agent socket its commands may use ("" =
   // $SSH_AUTH_SOCK); nullopt: none (the default, as in ssh).
   std::optional<std::string> forward_agent;
