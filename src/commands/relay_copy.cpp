@@ -87,9 +87,7 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t,
   };
   auto run = ctx.run(ctx.everyone(), make_job);
   progress.clear(ctx.writer());
-  std::size_t relayed = 0;
-  for (const auto& r : run.results)
-    if (r.outcome == fanout::Outcome::ok && r.reason.rfind("ok (from tpush", 0) != 0) ++relayed;
+  const std::size_t relayed = transfer.relayed();
   if (!o.quiet && !o.json)
     ctx.writer().write(2, "tpush: relay: tpush sent the bytes " + std::to_string(transfer.sends()) +
                               (transfer.sends() == 1 ? " time; " : " times; ") + std::to_string(relayed) + " of " +

@@ -209,6 +209,7 @@ void RelayJob::advance_work() {
     return finish(fanout::Outcome::failed, control_->error());
   }
   if (stored_ && failure_.empty()) {
+    transfer_.delivered(index_);
     if (progress_) progress_(transfer_.stream_size(), true);
     return finish(fanout::Outcome::ok, "ok (" + transfer_.how(index_) + "; " + stored_in_ + ")", 0);
   }

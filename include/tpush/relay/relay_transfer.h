@@ -70,6 +70,12 @@ class RelayTransfer {
   // How many times tpush sent the bytes itself (the first worker's feed, and
   // any a broken link called for).
   std::size_t sends() const { return sends_; }
+  // The worker's job ends ok with its copy stored; relayed(): how many of
+  // those got the bytes from another worker.
+  void delivered(std::size_t worker) {
+    if (chain_.sender(worker)) ++relayed_;
+  }
+  std::size_t relayed() const { return relayed_; }
   // The path of manifest entry `index` on the workers; an index no entry has
   // (a worker's report is untrusted) reads "entry INDEX".
   std::string path(std::size_t index) const {
@@ -109,6 +115,7 @@ class RelayTransfer {
   std::vector<Reach> reach_;
   std::vector<std::string> paths_;
   std::size_t sends_ = 0;
+  std::size_t relayed_ = 0;
 };
 
 }  // namespace tpush::relay
