@@ -46,7 +46,7 @@ bool stdin_is_dev_null() {
 int dispatch(int argc, const char* const* argv, const fanout::RunHost* host) {
   util::SignalScope signals;  // first: before any thread or child exists
   auto parsed = parse_options(argc, argv);
-  if (!parsed) return exit_code::ok;
+  if (!parsed) return output::exit_code::ok;
   Options& o = *parsed;
   o.run_host = host;
   setup_logging(o.verbose);
@@ -84,16 +84,16 @@ int run_command_line(int argc, const char* const* argv, const fanout::RunHost* h
     return dispatch(argc, argv, host);
   } catch (const NothingToDo& e) {
     std::fprintf(stderr, "tpush: %s\n", e.what());
-    return exit_code::ok;
+    return output::exit_code::ok;
   } catch (const Interrupted& e) {
     std::fprintf(stderr, "tpush: interrupted: %s\n", e.what());
-    return exit_code::interrupted;
+    return output::exit_code::interrupted;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "tpush: error: %s\n", e.what());
-    return exit_code::usage;
+    return output::exit_code::usage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tpush: error: %s\n", e.what());
-    return exit_code::setup_failed;
+    return output::exit_code::setup_failed;
   }
 }
 

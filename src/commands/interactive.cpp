@@ -85,7 +85,7 @@ class Prompt {
   std::optional<std::string> leader_;
   bool diff_ = false;
   std::vector<std::string> not_ok_;  // the last line's workers that did not succeed
-  int last_code_ = exit_code::ok;
+  int last_code_ = output::exit_code::ok;
   bool ended_ = false;  // a hang-up or TERM came while a line or a local command ran
   ssh::KeptSessions pool_;
   util::LineEditor editor_;

@@ -420,12 +420,12 @@ int RunContext::finish(const fanout::RunOutcome& run) {
   int code = output::exit_code_for(run.results, run.interrupted);
   if (out_dir_) {
     out_dir_->write_results(everyone(), run.results, seconds, code);
-    if (out_dir_->incomplete() && code == exit_code::ok) code = exit_code::command_failed;
+    if (out_dir_->incomplete() && code == output::exit_code::ok) code = output::exit_code::command_failed;
   }
   if (json_) json_->summary(run.results, seconds, code);
   writer_.drain_and_stop();
   record_run(options_, labels_, run.results, seconds, code);
-  if (run.output_closed || writer_.reader_gone()) return exit_code::output_closed;
+  if (run.output_closed || writer_.reader_gone()) return output::exit_code::output_closed;
   const auto mode = options_.brief_summary  ? output::SummaryMode::brief
                     : options_.summary_always ? output::SummaryMode::always
                     : options_.quiet       ? output::SummaryMode::quiet

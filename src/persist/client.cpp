@@ -231,7 +231,7 @@ std::optional<int> run_through_master(const RunRequest& request, int signal_fd) 
                "tpush: error: the persist master (pid %ld) ended during the run: what the workers did is unknown "
                "(see %s; run again to connect directly)\n",
                static_cast<long>(peer->pid), log_of(master->place).c_str());
-  return exit_code::unreachable;  // its workers' end is unknown, as a lost worker's
+  return output::exit_code::unreachable;  // its workers' end is unknown, as a lost worker's
 }
 
 Disconnected disconnect(const std::string& worker_set) {

@@ -247,7 +247,7 @@ void Master::run_for(int conn, Message& m, const RunCommandLine& run) {
   const mode_t old_mask = ::umask(static_cast<mode_t>(std::strtoul(f[2].c_str(), nullptr, 8) & 0777));
   env_.use({f.begin() + 4 + static_cast<long>(argc), f.end()});
 
-  int code = exit_code::setup_failed;
+  int code = output::exit_code::setup_failed;
   if (in_dir) {
     BusyAnswer busy(listen_fd_);
     ClientWatch watch(conn);
@@ -287,7 +287,7 @@ int serve(const std::vector<std::string>& args, const RunCommandLine& run) {
   // args: SOCKET LOCK IDLE_SECONDS READY_FD
   if (args.size() != 4) {
     std::fprintf(stderr, "tpush: %s is tpush's own (a client starts it)\n", kMasterFlag);
-    return exit_code::usage;
+    return output::exit_code::usage;
   }
   const int ready = std::atoi(args[3].c_str());
   Master master(args[0], args[1], std::chrono::seconds(std::max(1L, std::strtol(args[2].c_str(), nullptr, 10))));

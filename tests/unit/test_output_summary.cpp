@@ -15,7 +15,7 @@ using tpush::fanout::WorkerResult;
 using tpush::output::exit_code_for;
 using tpush::output::format_summary;
 using tpush::output::SummaryMode;
-namespace exit_code = tpush::exit_code;
+namespace exit_code = tpush::output::exit_code;
 
 WorkerResult result(Outcome o, std::string reason = {}, int status = -1) {
   WorkerResult r;

@@ -1,7 +1,7 @@
 // tpush's exit codes, in one place; man/tpush.1 documents them and the mixing rule.
 #pragma once
 
-namespace tpush::exit_code {
+namespace tpush::output::exit_code {
 
 inline constexpr int ok = 0;             // every worker ran the command and it exited 0
 inline constexpr int command_failed = 1; // some remote command exited non-zero or was killed
@@ -12,4 +12,4 @@ inline constexpr int unreachable = 255;  // some worker could not be reached, ve
                                          // authenticated, or finished (timeout, lost)
 inline constexpr int setup_failed = 255; // the run could not start (SetupError): as ssh's 255
 
-}  // namespace tpush::exit_code
+}  // namespace tpush::output::exit_code
