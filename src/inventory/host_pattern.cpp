@@ -85,6 +85,61 @@ uint64_t to_number(string_view digits) {
   return n;
 }
 
+// One entry of a bracket group, read: a number, or a range with an optional step.
+struct RangeTerm {
+  string_view lo, hi;  // hi empty for a single number
+  string_view range;   // "lo-hi" as written, for the fix of a backwards range
+  uint64_t step = 1;
+  bool is_range = false;
+};
+
+// Reads `term` (trimmed, not empty) of `group`, or fails naming what is wrong
+// and how to write it.
+RangeTerm parse_range_term(string_view term, const std::string& group, string_view item) {
+  RangeTerm t;
+  const auto slash = term.find('/');
+  t.range = trim_item(term.substr(0, slash));
+  const string_view step_text = slash == string_view::npos ? string_view{} : trim_item(term.substr(slash + 1));
+  const auto dash = t.range.find('-');
+  t.is_range = dash != string_view::npos;
+  t.lo = trim_item(t.range.substr(0, dash));
+  t.hi = t.is_range ? trim_item(t.range.substr(dash + 1)) : string_view{};
+  if (t.is_range) {
+    if (t.hi.find('-') != string_view::npos) {
+      fail_host_list(item, quote_for_message(term) + " in " + group + " is not a range (" + std::string(kRangeHint) + ")");
+    }
+    if (t.lo.empty()) {
+      fail_host_list(item, "range " + quote_for_message(term) + " in " + group + " has no lower bound (" +
+                     std::string(kRangeHint) + ")");
+    }
+    if (t.hi.empty()) {
+      fail_host_list(item, "range " + quote_for_message(term) + " in " + group + " has no upper bound (" +
+                     std::string(kRangeHint) + ")");
+    }
+  }
+  for (string_view number : {t.lo, t.hi}) {
+    if (number.empty()) continue;
+    if (!all_digits(number)) {
+      fail_host_list(item, quote_for_message(number) + " in " + group + " is not a number (" + std::string(kRangeHint) + ")");
+    }
+    if (number.size() > max_range_digits) {
+      fail_host_list(item, "number " + quote_for_message(number) + " in " + group + " is too long");
+    }
+  }
+  if (slash != string_view::npos) {
+    if (!t.is_range) {
+      fail_host_list(item, "step in " + quote_for_message(term) + " needs a range (write " + escape_for_message(t.lo) + "-N/" +
+                     escape_for_message(step_text) + ")");
+    }
+    if (!all_digits(step_text) || step_text.size() > max_range_digits || to_number(step_text) == 0) {
+      fail_host_list(item, "bad step " + quote_for_message(step_text) + " in " + group +
+                     " (a step is a whole number from 1, as in [1-9/2])");
+    }
+    t.step = to_number(step_text);
+  }
+  return t;
+}
+
 // One bracket group's content, e.g. "01-04,7" or "1-9/2", expanded to its values,
 // each once. `at` is the offset of the content within `item`, for messages.
 std::vector<std::string> expand_range_group(string_view content, string_view item, std::size_t at) {
@@ -109,67 +164,25 @@ std::vector<std::string> expand_range_group(string_view content, string_view ite
     if (term.empty()) {
       fail_host_list(item, "empty entry in " + group + " at " + column_text(term_at) + " (remove the extra ',')");
     }
-
-    const auto slash = term.find('/');
-    const string_view range = trim_item(term.substr(0, slash));
-    const string_view step_text = slash == string_view::npos ? string_view{} : trim_item(term.substr(slash + 1));
-    const auto dash = range.find('-');
-    const string_view lo = trim_item(range.substr(0, dash));
-    const string_view hi = dash == string_view::npos ? string_view{} : trim_item(range.substr(dash + 1));
-    if (dash != string_view::npos) {
-      if (hi.find('-') != string_view::npos) {
-        fail_host_list(item, quote_for_message(term) + " in " + group + " is not a range (" + std::string(kRangeHint) + ")");
-      }
-      if (lo.empty()) {
-        fail_host_list(item, "range " + quote_for_message(term) + " in " + group + " has no lower bound (" +
-                       std::string(kRangeHint) + ")");
-      }
-      if (hi.empty()) {
-        fail_host_list(item, "range " + quote_for_message(term) + " in " + group + " has no upper bound (" +
-                       std::string(kRangeHint) + ")");
-      }
-    }
-    for (string_view number : {lo, hi}) {
-      if (number.empty()) continue;
-      if (!all_digits(number)) {
-        fail_host_list(item, quote_for_message(number) + " in " + group + " is not a number (" + std::string(kRangeHint) + ")");
-      }
-      if (number.size() > max_range_digits) {
-        fail_host_list(item, "number " + quote_for_message(number) + " in " + group + " is too long");
-      }
-    }
-    uint64_t step = 1;
-    if (slash != string_view::npos) {
-      if (dash == string_view::npos) {
-        fail_host_list(item, "step in " + quote_for_message(term) + " needs a range (write " + escape_for_message(lo) + "-N/" +
-                       escape_for_message(step_text) + ")");
-      }
-      if (!all_digits(step_text) || step_text.size() > max_range_digits || to_number(step_text) == 0) {
-        fail_host_list(item, "bad step " + quote_for_message(step_text) + " in " + group +
-                       " (a step is a whole number from 1, as in [1-9/2])");
-      }
-      step = to_number(step_text);
-    }
-
-    if (dash == string_view::npos) {
-      keep(std::string(lo));  // a single number is kept as written, padding and all
+    const RangeTerm t = parse_range_term(term, group, item);
+    if (!t.is_range) {
+      keep(std::string(t.lo));  // a single number is kept as written, padding and all
     } else {
-      const uint64_t low = to_number(lo);
-      const uint64_t high = to_number(hi);
+      const uint64_t low = to_number(t.lo);
+      const uint64_t high = to_number(t.hi);
       if (low > high) {
         std::string fixed(item);
-        const std::string swapped = std::string(hi) + "-" + std::string(lo);
-        fixed.replace(term_at, range.size(), swapped);
+        fixed.replace(term_at, t.range.size(), std::string(t.hi) + "-" + std::string(t.lo));
         fail_host_list(item, "range " + escape_for_message(term) + " runs backwards (write " + escape_for_message(fixed) + ")");
       }
-      const uint64_t count = (high - low) / step + 1;
+      const uint64_t count = (high - low) / t.step + 1;
       if (count > max_expanded_hosts || values.size() + count > max_expanded_hosts) {
         fail_host_list(item, "range " + escape_for_message(term) + " expands to more than " +
                        std::to_string(max_expanded_hosts) + " hosts (split it up)");
       }
       // pdsh and clush: a lower bound with a leading zero fixes the width.
-      const std::size_t width = lo.size() > 1 && lo.front() == '0' ? lo.size() : 1;
-      for (uint64_t n = low; n <= high; n += step) {
+      const std::size_t width = t.lo.size() > 1 && t.lo.front() == '0' ? t.lo.size() : 1;
+      for (uint64_t n = low; n <= high; n += t.step) {
         std::string digits = std::to_string(n);
         if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
         keep(std::move(digits));

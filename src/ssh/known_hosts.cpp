@@ -177,6 +177,59 @@ std::string known_hosts_name(std::string_view host, uint16_t port) {
   return "[" + util::ascii_lowercase(host) + "]:" + std::to_string(port);
 }
 
+// `|1|base64(salt)|base64(HMAC-SHA1(salt, name))` into the entry; false when
+// the field is not that.
+bool KnownHosts::parse_hashed_name(std::string_view field, Entry& entry) {
+  std::optional<std::string> salt, mac;
+  if (field.starts_with("|1|")) {
+    field.remove_prefix(3);
+    const size_t bar = field.find('|');
+    if (bar != std::string_view::npos) {
+      salt = util::base64_decode(field.substr(0, bar));
+      mac = util::base64_decode(field.substr(bar + 1));
+    }
+  }
+  if (!salt || !mac || salt->size() != kSha1Len || mac->size() != kSha1Len) return false;
+  entry.hashed = true;
+  std::memcpy(entry.salt.data(), salt->data(), kSha1Len);
+  std::memcpy(entry.hmac.data(), mac->data(), kSha1Len);
+  return true;
+}
+
+bool KnownHosts::parse_line(std::string_view rest, Entry& entry, std::string& why) {
+  why.clear();
+  if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
+  const size_t start = rest.find_first_not_of(kBlanks);
+  if (start == std::string_view::npos || rest[start] == '#') return false;
+
+  std::string_view hosts = next_token(rest);
+  if (hosts.front() == '@') {
+    if (hosts == "@cert-authority") {
+      entry.marker = Marker::cert_authority;
+    } else if (hosts == "@revoked") {
+      entry.marker = Marker::revoked;
+    } else {
+      why = "unknown marker '" + std::string(hosts) + "'";
+      return false;
+    }
+    hosts = next_token(rest);
+    if (hosts.empty()) {
+      why = "missing host names after marker";
+      return false;
+    }
+  }
+  if (hosts.front() != '|') {
+    entry.hosts = std::string(hosts);
+  } else if (!parse_hashed_name(hosts, entry)) {
+    why = "malformed hashed host name";
+    return false;
+  }
+  std::optional<HostKey> key = parse_key_fields(rest, why);
+  if (!key) return false;
+  entry.key = std::move(*key);
+  return true;
+}
+
 void KnownHosts::load(const std::filesystem::path& file) {
   const std::string file_name = file.string();
   std::error_code ec;
@@ -201,70 +254,15 @@ void KnownHosts::load(const std::filesystem::path& file) {
   files_.push_back(file_name);
   kept_matches_.clear();
 
-  std::string raw;
+  std::string raw, why;
   int line_no = 0;
   while (std::getline(in, raw)) {
     ++line_no;
-    const auto warn = [&](const std::string& why) {
-      warnings_.push_back(file_name + ":" + std::to_string(line_no) + ": " + why);
-    };
-    std::string_view rest = raw;
-    if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
-    const size_t start = rest.find_first_not_of(kBlanks);
-    if (start == std::string_view::npos || rest[start] == '#') continue;
-
     Entry entry;
     entry.file = file_index;
     entry.line = line_no;
-
-    std::string_view hosts = next_token(rest);
-    if (hosts.front() == '@') {
-      if (hosts == "@cert-authority") {
-        entry.marker = Marker::cert_authority;
-      } else if (hosts == "@revoked") {
-        entry.marker = Marker::revoked;
-      } else {
-        warn("unknown marker '" + std::string(hosts) + "'");
-        continue;
-      }
-      hosts = next_token(rest);
-      if (hosts.empty()) {
-        warn("missing host names after marker");
-        continue;
-      }
-    }
-
-    if (hosts.front() == '|') {
-      // |1|base64(salt)|base64(HMAC-SHA1(salt, name))
-      std::string_view h = hosts;
-      std::optional<std::string> salt, mac;
-      if (h.starts_with("|1|")) {
-        h.remove_prefix(3);
-        const size_t bar = h.find('|');
-        if (bar != std::string_view::npos) {
-          salt = util::base64_decode(h.substr(0, bar));
-          mac = util::base64_decode(h.substr(bar + 1));
-        }
-      }
-      if (!salt || !mac || salt->size() != kSha1Len || mac->size() != kSha1Len) {
-        warn("malformed hashed host name");
-        continue;
-      }
-      entry.hashed = true;
-      std::memcpy(entry.salt.data(), salt->data(), kSha1Len);
-      std::memcpy(entry.hmac.data(), mac->data(), kSha1Len);
-    } else {
-      entry.hosts = std::string(hosts);
-    }
-
-    std::string error;
-    std::optional<HostKey> key = parse_key_fields(rest, error);
-    if (!key) {
-      warn(error);
-      continue;
-    }
-    entry.key = std::move(*key);
-    entries_.push_back(std::move(entry));
+    if (parse_line(raw, entry, why)) entries_.push_back(std::move(entry));
+    else if (!why.empty()) warnings_.push_back(file_name + ":" + std::to_string(line_no) + ": " + why);
   }
   if (in.bad()) warnings_.push_back(file_name + ": read error after line " + std::to_string(line_no));
 }

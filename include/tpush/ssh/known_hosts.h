@@ -92,6 +92,10 @@ class KnownHosts {
     HostKey key;
   };
 
+  // One line of a file (without its newline) into `entry`: false with `why`
+  // empty for a blank line or a comment, with `why` set for a line that is no entry.
+  static bool parse_line(std::string_view line, Entry& entry, std::string& why);
+  static bool parse_hashed_name(std::string_view field, Entry& entry);
   bool entry_matches(const Entry& entry, const std::vector<std::string>& names) const;
   // Indexes of the unmarked entries naming one of `names`. With hashed lines
   // that is an HMAC per line and name, so the answer for a host is kept from
