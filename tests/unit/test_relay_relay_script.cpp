@@ -257,3 +257,15 @@ TEST_CASE("relay script: reports") {
                               "/tmp/tpush-relay.a1B2c3D4e5", "ssh-rsa AAAAme"}) ==
         "go 2 10.0.0.2 22 me tpush-relay-1-2 ssh-ed25519 AAAAk /tmp/tpush-relay.a1B2c3D4e5 ssh-rsa AAAAme\n");
 }
+
+TEST_CASE("relay script: only a plain absolute directory from a worker's ready line is ever put in a command") {
+  using tpush::relay::plain_directory;
+  CHECK(plain_directory("/tmp/tpush-relay.0123abcd4567ef89"));
+  CHECK(plain_directory("/home/me/.cache/tmp/tpush-relay.x_y-z"));
+  for (const char* bad : {"", "/", "tmp/tpush-relay.x", "/tmp/../etc", "/tmp/a b", "/tmp/x;id", "/tmp/$(id)",
+                          "/tmp/x'y", "/tmp/x\ny", "/tmp/\xc3\xa9"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(plain_directory(bad));
+  }
+  CHECK_THROWS_AS(relay_feed_command("/tmp/x;id", 1), std::invalid_argument);
+}
