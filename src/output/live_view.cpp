@@ -3,9 +3,7 @@
 // and turns keys into moves, during the run and after it (hold_until_quit).
 #include "tpush/output/live_view.h"
 
-#include <poll.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <optional>
 
@@ -13,6 +11,7 @@
 #include "tpush/output/live_rows.h"
 #include "tpush/output/live_screen.h"
 #include "tpush/output/live_text.h"
+#include "tpush/util/key_wait.h"
 
 namespace tpush::output {
 namespace {
@@ -171,13 +170,11 @@ void LiveView::hold_until_quit(int signal_fd) {
   v.message.clear();  // a notice of the run's (it goes to stderr after the view): the footer says how to quit
   v.draw(now);
   while (!v.keys_gone) {
-    pollfd fds[2] = {{v.screen.key_fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
-    const int n = poll(fds, signal_fd >= 0 ? 2 : 1, kLiveHoldPollMs);
-    if (n < 0 && errno != EINTR) return;
+    const util::KeyWait w = util::wait_key_or_signal(v.screen.key_fd(), signal_fd, kLiveHoldPollMs);
     now = LiveClock::now();
-    if (n > 0 && signal_fd >= 0 && (fds[1].revents & POLLIN)) return;  // left for the caller to read
-    if (n > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))) return;
-    if (n > 0 && (fds[0].revents & POLLIN) && v.read_keys(now)) return;
+    // A signal is left for the caller to read.
+    if (w == util::KeyWait::failed || w == util::KeyWait::signal || w == util::KeyWait::keys_gone) return;
+    if (w == util::KeyWait::key && v.read_keys(now)) return;
     v.after_gap(now);
     if (v.dirty) v.draw(now);
   }

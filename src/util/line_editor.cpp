@@ -1,7 +1,6 @@
 #include "tpush/util/line_editor.h"
 
 #include <histedit.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include <system_error>
 
 #include "tpush/util/environment.h"
+#include "tpush/util/key_wait.h"
 #include "tpush/util/error.h"
 #include "tpush/util/signals.h"
 
@@ -80,18 +80,19 @@ int LineEditor::get_char(EditLine* el, wchar_t* c) { return editor_of(el)->next_
 int LineEditor::next_char(wchar_t* c) {
   std::mbstate_t state{};
   for (;;) {
-    pollfd fds[2] = {{in_, POLLIN, 0}, {signal_fd_, POLLIN, 0}};
-    const int n = ::poll(fds, signal_fd_ >= 0 ? 2 : 1, kIdleMs);
-    if (n < 0 && errno != EINTR) return 0;
-    if (n == 0 && idle_ && *idle_) (*idle_)();
-    if (n > 0 && signal_fd_ >= 0 && (fds[1].revents & POLLIN)) {
+    const KeyWait w = wait_key_or_signal(in_, signal_fd_, kIdleMs);
+    if (w == KeyWait::failed || w == KeyWait::keys_gone) return 0;
+    if (w == KeyWait::timeout) {
+      if (idle_ && *idle_) (*idle_)();
+      continue;
+    }
+    if (w == KeyWait::signal) {
       const auto pending = drain_signals(signal_fd_);
       if (pending.terminate || pending.hang_up) ended_ = true;
       if (ended_) return 0;
       *c = L'\x03';  // bound to tpush-interrupt
       return 1;
     }
-    if (n <= 0 || !(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     char byte;
     const ssize_t got = ::read(in_, &byte, 1);
     if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) return 0;
