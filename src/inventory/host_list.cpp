@@ -78,6 +78,15 @@ class Expander {
   }
 
  private:
+  // Where a line's left-to-right reading is.
+  struct LineState {
+    HostSet chain;            // the items combined so far
+    char op = 0;              // an operator waiting for its right side
+    std::size_t op_at = 0;
+    bool after_item = false;  // the last thing read was an item (blanks may follow)
+    std::string special;      // that item was an exclusion or filter: no operator may follow
+  };
+
   // One line: items and operators, evaluated left to right. `source` is the group
   // source of a group's definition, `base` where `#include` looks.
   void add_line(string_view line, Scope& scope, Mode mode, string_view source, const fs::path& base) {
@@ -86,102 +95,107 @@ class Expander {
       return;
     }
     line = without_comment(line);
-    HostSet chain;
-    char op = 0;             // an operator waiting for its right side
-    std::size_t op_at = 0;
-    bool after_item = false;  // the last thing read was an item (blanks may follow)
-    std::string special;      // that item was an exclusion or filter: no operator may follow
+    LineState st;
     std::size_t i = 0;
     while (true) {
       while (i < line.size() && is_list_blank(line[i])) ++i;
       if (i == line.size()) break;
       const char c = line[i];
       if (c == ',') {
-        if (op) missing_right(line, op, op_at);
-        after_item = false;
-        special.clear();
+        if (st.op) missing_right(line, st.op, st.op_at);
+        st.after_item = false;
+        st.special.clear();
         ++i;
-        continue;
-      }
-      if (c == '!' || c == '&' || (c == '^' && after_item)) {
-        if (op) {
-          fail_host_list(line, "'" + std::string(1, c) + "' at " + column_text(i) + " follows '" + std::string(1, op) +
-                         "' at " + column_text(op_at) + " (one operator between two items, as in " +
-                         operator_meaning(c) + ")");
-        }
-        if (!after_item) {
-          fail_host_list(line, "'" + std::string(1, c) + "' at " + column_text(i) + " has nothing on its left (write " +
-                         operator_meaning(c) + ")");
-        }
-        if (!special.empty()) {
-          fail_host_list(line, quote_for_message(special) + " cannot take part in '" + std::string(1, c) +
-                         "' (exclusions and filters apply to the whole list; write " +
-                         operator_meaning(c) + ", and " + escape_for_message(special) + " after a comma)");
-        }
-        op = c;
-        op_at = i;
-        after_item = false;
+      } else if (c == '!' || c == '&' || (c == '^' && st.after_item)) {
+        take_operator(line, i, st);
         ++i;
-        continue;
-      }
-
-      const std::size_t start = i;
-      const bool exclusion = c == '-';
-      if (exclusion) {
-        if (op) {
-          fail_host_list(line, "'-' at " + column_text(i) + " after '" + std::string(1, op) +
-                         "': a host name cannot start with '-' (write " + operator_meaning(op) +
-                         "; a leading '-' excludes only at the start of an item)");
-        }
-        if (mode == Mode::exclude) {
-          fail_host_list(line, "'-' at " + column_text(i) + " in a list that already excludes (drop the '-')");
-        }
-        ++i;
-        if (i == line.size() || is_list_blank(line[i]) || line[i] == ',') {
-          if (trim_blanks(line) == "-") {
-            fail_host_list(line, "tpush does not read hosts from standard input, as pdsh -w - does (write "
-                       "-H FILE)");
-          }
-          fail_host_list(line, "'-' at " + column_text(start) + " needs a host, @group, ^FILE or /REGEX/ right after it");
-        }
-      }
-      const std::size_t end = item_end(line, i);
-      const string_view token = line.substr(i, end - i);
-      const string_view whole = line.substr(start, end - start);
-      check_host_text(whole, {});  // a hosts file's lines were checked whole
-      i = end;
-      after_item = true;
-      special.clear();
-
-      if (token.front() == '/') {
-        if (op) {
-          fail_host_list(line, "the filter " + quote_for_message(token) + " cannot take part in '" + std::string(1, op) +
-                         "' (filters apply to the whole list; write it after a comma)");
-        }
-        scope.filters.push_back(parse_host_filter(token, exclusion || mode == Mode::exclude));
-        special = whole;
-        continue;
-      }
-      if (token.front() == '#') {  // after an operator or a '-': a comment there would cut the list short
-        fail_host_list(line, quote_for_message(token) + " at " + column_text(i - token.size()) +
-                                 ": a host name cannot start with '#' (a '#' starts a comment after a blank or a "
-                                 "comma, and is part of a name inside one)");
-      }
-      HostSet operand = item(token, source);
-      if (exclusion) {
-        scope.excluded.insert(scope.excluded.end(), operand.hosts().begin(), operand.hosts().end());
-        special = whole;
-        continue;
-      }
-      if (op) {
-        chain = combine_hosts(op, chain, operand);
-        op = 0;
       } else {
-        chain.add_all(std::move(operand));
+        i = take_item(line, i, st, scope, mode, source);
       }
     }
-    if (op) missing_right(line, op, op_at);
-    scope.hosts.add_all(std::move(chain));
+    if (st.op) missing_right(line, st.op, st.op_at);
+    scope.hosts.add_all(std::move(st.chain));
+  }
+
+  // The operator at `i`: it must follow an item that may take part in it.
+  static void take_operator(string_view line, std::size_t i, LineState& st) {
+    const char c = line[i];
+    if (st.op) {
+      fail_host_list(line, "'" + std::string(1, c) + "' at " + column_text(i) + " follows '" + std::string(1, st.op) +
+                     "' at " + column_text(st.op_at) + " (one operator between two items, as in " +
+                     operator_meaning(c) + ")");
+    }
+    if (!st.after_item) {
+      fail_host_list(line, "'" + std::string(1, c) + "' at " + column_text(i) + " has nothing on its left (write " +
+                     operator_meaning(c) + ")");
+    }
+    if (!st.special.empty()) {
+      fail_host_list(line, quote_for_message(st.special) + " cannot take part in '" + std::string(1, c) +
+                     "' (exclusions and filters apply to the whole list; write " +
+                     operator_meaning(c) + ", and " + escape_for_message(st.special) + " after a comma)");
+    }
+    st.op = c;
+    st.op_at = i;
+    st.after_item = false;
+  }
+
+  // The item starting at `i` (an exclusion when it starts with '-'): a filter,
+  // an exclusion, or an operand of the chain. Returns where it ends.
+  std::size_t take_item(string_view line, std::size_t i, LineState& st, Scope& scope, Mode mode, string_view source) {
+    const std::size_t start = i;
+    const bool exclusion = line[i] == '-';
+    if (exclusion) {
+      if (st.op) {
+        fail_host_list(line, "'-' at " + column_text(i) + " after '" + std::string(1, st.op) +
+                       "': a host name cannot start with '-' (write " + operator_meaning(st.op) +
+                       "; a leading '-' excludes only at the start of an item)");
+      }
+      if (mode == Mode::exclude) {
+        fail_host_list(line, "'-' at " + column_text(i) + " in a list that already excludes (drop the '-')");
+      }
+      ++i;
+      if (i == line.size() || is_list_blank(line[i]) || line[i] == ',') {
+        if (trim_blanks(line) == "-") {
+          fail_host_list(line, "tpush does not read hosts from standard input, as pdsh -w - does (write "
+                     "-H FILE)");
+        }
+        fail_host_list(line, "'-' at " + column_text(start) + " needs a host, @group, ^FILE or /REGEX/ right after it");
+      }
+    }
+    const std::size_t end = item_end(line, i);
+    const string_view token = line.substr(i, end - i);
+    const string_view whole = line.substr(start, end - start);
+    check_host_text(whole, {});  // a hosts file's lines were checked whole
+    st.after_item = true;
+    st.special.clear();
+
+    if (token.front() == '/') {
+      if (st.op) {
+        fail_host_list(line, "the filter " + quote_for_message(token) + " cannot take part in '" + std::string(1, st.op) +
+                       "' (filters apply to the whole list; write it after a comma)");
+      }
+      scope.filters.push_back(parse_host_filter(token, exclusion || mode == Mode::exclude));
+      st.special = whole;
+      return end;
+    }
+    if (token.front() == '#') {  // after an operator or a '-': a comment there would cut the list short
+      fail_host_list(line, quote_for_message(token) + " at " + column_text(i) +
+                               ": a host name cannot start with '#' (a '#' starts a comment after a blank or a "
+                               "comma, and is part of a name inside one)");
+    }
+    HostSet operand = item(token, source);
+    if (exclusion) {
+      scope.excluded.insert(scope.excluded.end(), operand.hosts().begin(), operand.hosts().end());
+      st.special = whole;
+      return end;
+    }
+    if (st.op) {
+      st.chain = combine_hosts(st.op, st.chain, operand);
+      st.op = 0;
+    } else {
+      st.chain.add_all(std::move(operand));
+    }
+    return end;
   }
 
   // pdsh's `#include FILE` (in the first column): FILE's hosts.
