@@ -1,5 +1,5 @@
 // What the live view puts on the screen and what its keys do, drawn on a grid
-// of text instead of a terminal (output/live_layout).
+// of text instead of a terminal (output/live/layout).
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "tpush/fanout/result.h"
-#include "tpush/output/live_layout.h"
-#include "tpush/output/live_text.h"
+#include "tpush/output/live/layout.h"
+#include "tpush/output/live/text.h"
 
 namespace {
 

@@ -1,11 +1,11 @@
 // One worker's output as the live view keeps it: the last line for its row,
-// and its recent lines within a bound (output/live_output).
+// and its recent lines within a bound (output/live/output).
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "tpush/output/live_output.h"
+#include "tpush/output/live/output.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The live view's model: states, times, last lines, counts and the order of
-// the rows (output/live_rows).
+// the rows (output/live/rows).
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tpush/fanout/result.h"
-#include "tpush/output/live_rows.h"
+#include "tpush/output/live/rows.h"
 
 namespace {
 

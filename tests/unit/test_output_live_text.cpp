@@ -1,10 +1,10 @@
 // What the live view (--live) makes of worker text before ncurses draws it
-// (output/live_text).
+// (output/live/text).
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "tpush/output/live_text.h"
+#include "tpush/output/live/text.h"
 
 using tpush::output::live_columns;
 using tpush::output::live_fit;

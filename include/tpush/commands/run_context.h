@@ -21,7 +21,7 @@
 #include "tpush/output/json_output.h"
 #include "tpush/output/leader_output.h"
 #include "tpush/output/line_output.h"
-#include "tpush/output/live_view.h"
+#include "tpush/output/live/view.h"
 #include "tpush/output/out_dir.h"
 #include "tpush/output/status_line.h"
 #include "tpush/output/writer.h"

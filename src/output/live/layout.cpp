@@ -1,8 +1,8 @@
-#include "tpush/output/live_layout.h"
+#include "tpush/output/live/layout.h"
 
 #include <algorithm>
 
-#include "tpush/output/live_text.h"
+#include "tpush/output/live/text.h"
 
 namespace tpush::output {
 namespace {

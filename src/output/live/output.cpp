@@ -1,8 +1,8 @@
-#include "tpush/output/live_output.h"
+#include "tpush/output/live/output.h"
 
 #include <cstring>
 
-#include "tpush/output/live_text.h"
+#include "tpush/output/live/text.h"
 
 namespace tpush::output {
 namespace {

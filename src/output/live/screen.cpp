@@ -1,4 +1,4 @@
-#include "tpush/output/live_screen.h"
+#include "tpush/output/live/screen.h"
 
 #include <fcntl.h>
 #include <poll.h>

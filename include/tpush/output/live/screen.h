@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "tpush/output/live_layout.h"
+#include "tpush/output/live/layout.h"
 
 struct screen;  // ncurses' SCREEN
 

@@ -14,7 +14,7 @@
 
 #include "tpush/fanout/output_sink.h"
 #include "tpush/fanout/result.h"
-#include "tpush/output/live_output.h"
+#include "tpush/output/live/output.h"
 
 namespace tpush::output {
 
@@ -34,7 +34,7 @@ class LiveRows {
   LiveRows(std::vector<std::string> labels, std::size_t output_bound);
 
   std::size_t size() const { return workers_.size(); }
-  // Columns the widest label takes on the screen (labels escaped as live_text does).
+  // Columns the widest label takes on the screen (labels escaped as live/text does).
   std::size_t label_columns() const { return label_columns_; }
 
   void started(std::size_t w, Clock::time_point now);

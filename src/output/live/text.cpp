@@ -1,4 +1,4 @@
-#include "tpush/output/live_text.h"
+#include "tpush/output/live/text.h"
 
 #include <cstdint>
 #include <utility>

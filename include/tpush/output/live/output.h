@@ -2,7 +2,7 @@
 // its row) and its recent output, stdout and stderr in the order they came, for
 // the view that opens it. The kept output is bounded: past `bound` bytes the
 // oldest lines are dropped, and dropped_bytes() says how much went. No
-// terminal here: raw bytes in, raw lines out (live_text makes them safe).
+// terminal here: raw bytes in, raw lines out (live/text makes them safe).
 #pragma once
 
 #include <cstddef>

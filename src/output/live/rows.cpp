@@ -1,10 +1,10 @@
-#include "tpush/output/live_rows.h"
+#include "tpush/output/live/rows.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "tpush/output/live_text.h"
+#include "tpush/output/live/text.h"
 
 namespace tpush::output {
 namespace {

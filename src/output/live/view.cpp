@@ -1,16 +1,16 @@
 // LiveView: the sink and Pollable that RunContext sees. The model is LiveRows,
 // the layout live_layout, the terminal LiveScreen; this file paces the redraws
 // and turns keys into moves, during the run and after it (hold_until_quit).
-#include "tpush/output/live_view.h"
+#include "tpush/output/live/view.h"
 
 
 #include <cstdio>
 #include <optional>
 
-#include "tpush/output/live_layout.h"
-#include "tpush/output/live_rows.h"
-#include "tpush/output/live_screen.h"
-#include "tpush/output/live_text.h"
+#include "tpush/output/live/layout.h"
+#include "tpush/output/live/rows.h"
+#include "tpush/output/live/screen.h"
+#include "tpush/output/live/text.h"
 #include "tpush/util/key_wait.h"
 
 namespace tpush::output {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tpush/output/live_output.h"
-#include "tpush/output/live_rows.h"
+#include "tpush/output/live/output.h"
+#include "tpush/output/live/rows.h"
 
 namespace tpush::output {
 
