@@ -26,8 +26,8 @@ set(TPUSH_FUZZ_SOURCES
   src/inventory/node_set.cpp
   src/inventory/tpu_describe.cpp src/inventory/tpu_queued_resource.cpp
   src/inventory/tpu_host_keys.cpp src/inventory/gcloud.cpp
-  src/ssh/known_hosts.cpp src/ssh/wire.cpp src/ssh/signing_key.cpp
-  src/ssh/agent_protocol.cpp src/ssh/agent_server.cpp src/ssh/agent_client.cpp src/ssh/host_signature.cpp
+  src/ssh/identity/known_hosts.cpp src/ssh/wire.cpp src/ssh/identity/signing_key.cpp
+  src/ssh/agent/protocol.cpp src/ssh/agent/server.cpp src/ssh/agent/client.cpp src/ssh/agent/host_signature.cpp
   src/ssh_config/config.cpp src/ssh_config/jump.cpp src/ssh_config/keywords.cpp
   src/ssh_config/line.cpp src/ssh_config/match.cpp src/ssh_config/parse.cpp
   src/ssh_config/tokens.cpp src/ssh_config/values.cpp

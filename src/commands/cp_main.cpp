@@ -10,7 +10,7 @@
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/commands/targets.h"
-#include "tpush/ssh/sftp_upload.h"
+#include "tpush/ssh/sftp/upload.h"
 #include "tpush/util/error.h"
 
 namespace tpush::commands {

@@ -5,7 +5,7 @@
 #include "tpush/commands/persist_run.h"
 #include "tpush/commands/copy.h"
 #include "tpush/commands/run_context.h"
-#include "tpush/ssh/sftp_download.h"
+#include "tpush/ssh/sftp/download.h"
 #include "tpush/util/error.h"
 
 namespace tpush::commands {

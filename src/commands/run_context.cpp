@@ -14,7 +14,7 @@
 #include "tpush/inventory/node_set.h"
 #include "tpush/output/exit_codes.h"
 #include "tpush/output/summary.h"
-#include "tpush/ssh/proxy_command.h"
+#include "tpush/ssh/way/proxy_command.h"
 #include "tpush/ssh/kept_sessions.h"
 #include "tpush/util/terminal.h"
 #include "tpush/util/error.h"

@@ -1,7 +1,7 @@
 #include "tpush/commands/worker_reach.h"
 
 #include "tpush/inventory/tpu_access.h"
-#include "tpush/ssh/credentials.h"
+#include "tpush/ssh/identity/credentials.h"
 #include "tpush/ssh/session_watch.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/error.h"

@@ -16,7 +16,7 @@
 
 #include "tpush/ssh/hangup.h"
 #include "tpush/ssh/library.h"
-#include "tpush/ssh/name_lookup.h"
+#include "tpush/ssh/way/name_lookup.h"
 #include "tpush/ssh/session_memory.h"
 #include "tpush/ssh/session_wait.h"
 #include "tpush/ssh/wire.h"

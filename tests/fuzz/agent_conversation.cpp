@@ -6,9 +6,9 @@
 // signature is ever given, however many channels ask; a hop's identity is the
 // only key ever listed. The key is a throw-away one made for this target.
 #include "fuzz_support.h"
-#include "tpush/ssh/agent_protocol.h"
-#include "tpush/ssh/agent_server.h"
-#include "tpush/ssh/signing_key.h"
+#include "tpush/ssh/agent/protocol.h"
+#include "tpush/ssh/agent/server.h"
+#include "tpush/ssh/identity/signing_key.h"
 #include "tpush/ssh/wire.h"
 
 using namespace tpush::ssh;

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "fuzz_support.h"
-#include "tpush/ssh/known_hosts.h"
+#include "tpush/ssh/identity/known_hosts.h"
 #include "tpush/ssh/wire.h"
 
 using namespace tpush::ssh;

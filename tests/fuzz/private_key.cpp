@@ -3,7 +3,7 @@
 // Invariants: a key that parses has a public blob naming a type tpush signs with,
 // and signs a userauth request for that type.
 #include "fuzz_support.h"
-#include "tpush/ssh/signing_key.h"
+#include "tpush/ssh/identity/signing_key.h"
 #include "tpush/ssh/wire.h"
 
 using namespace tpush::ssh;

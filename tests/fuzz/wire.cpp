@@ -3,7 +3,7 @@
 // Invariants: a Reader never reads past its input and stays failed once failed;
 // put_string and put_mpint read back as what was written.
 #include "fuzz_support.h"
-#include "tpush/ssh/known_hosts.h"
+#include "tpush/ssh/identity/known_hosts.h"
 #include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 

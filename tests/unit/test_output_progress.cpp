@@ -13,8 +13,8 @@
 #include "tpush/output/progress.h"
 #include "tpush/output/writer.h"
 #include "tpush/util/terminal.h"
-#include "tpush/ssh/sftp_download.h"
-#include "tpush/ssh/sftp_upload.h"
+#include "tpush/ssh/sftp/download.h"
+#include "tpush/ssh/sftp/upload.h"
 #include "tpush/util/error.h"
 
 namespace fs = std::filesystem;

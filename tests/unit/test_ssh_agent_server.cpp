@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "test_support.h"
-#include "tpush/ssh/agent_protocol.h"
-#include "tpush/ssh/agent_server.h"
-#include "tpush/ssh/host_signature.h"
-#include "tpush/ssh/signing_key.h"
+#include "tpush/ssh/agent/protocol.h"
+#include "tpush/ssh/agent/server.h"
+#include "tpush/ssh/agent/host_signature.h"
+#include "tpush/ssh/identity/signing_key.h"
 #include "tpush/ssh/wire.h"
 #include "tpush/util/shell_quote.h"
 

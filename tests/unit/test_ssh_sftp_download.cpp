@@ -10,8 +10,8 @@
 
 #include "tpush/commands/copy.h"
 #include "tpush/output/progress.h"
-#include "tpush/ssh/sftp_download.h"
-#include "tpush/ssh/sftp_upload.h"
+#include "tpush/ssh/sftp/download.h"
+#include "tpush/ssh/sftp/upload.h"
 #include "tpush/util/error.h"
 
 namespace fs = std::filesystem;

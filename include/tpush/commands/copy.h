@@ -13,7 +13,7 @@
 #include "tpush/commands/options.h"
 #include "tpush/commands/targets.h"
 #include "tpush/fanout/copy_job.h"
-#include "tpush/ssh/sftp_upload.h"
+#include "tpush/ssh/sftp/upload.h"
 
 namespace CLI {
 class App;

@@ -26,9 +26,9 @@
 #include "tpush/output/status_line.h"
 #include "tpush/output/writer.h"
 #include "tpush/ssh/connection.h"
-#include "tpush/ssh/credentials.h"
-#include "tpush/ssh/host_key_policy.h"
-#include "tpush/ssh/jump_pool.h"
+#include "tpush/ssh/identity/credentials.h"
+#include "tpush/ssh/identity/host_key_policy.h"
+#include "tpush/ssh/way/jump_pool.h"
 #include "tpush/util/child_reaper.h"
 
 namespace tpush::commands {

@@ -20,7 +20,7 @@
 
 #include "tpush/commands/options.h"
 #include "tpush/inventory/worker.h"
-#include "tpush/ssh/host_key_policy.h"
+#include "tpush/ssh/identity/host_key_policy.h"
 #include "tpush/ssh_config/config.h"
 
 namespace tpush::commands {

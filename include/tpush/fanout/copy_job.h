@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "tpush/fanout/session_job.h"
-#include "tpush/ssh/sftp_transfer.h"
+#include "tpush/ssh/sftp/transfer.h"
 
 namespace tpush::fanout {
 

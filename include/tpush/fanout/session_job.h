@@ -13,7 +13,7 @@
 #include <string>
 
 #include "tpush/fanout/worker_job.h"
-#include "tpush/ssh/agent_channel.h"
+#include "tpush/ssh/agent/channel.h"
 #include "tpush/ssh/kept_shell.h"
 #include "tpush/ssh/session.h"
 #include "tpush/ssh/session_watch.h"

@@ -12,10 +12,10 @@
 
 #include "tpush/fanout/session_job.h"
 #include "tpush/relay/relay_transfer.h"
-#include "tpush/ssh/agent_server.h"
+#include "tpush/ssh/agent/server.h"
 #include "tpush/ssh/exec_channel.h"
 #include "tpush/ssh/remote_group.h"
-#include "tpush/ssh/sftp_transfer.h"
+#include "tpush/ssh/sftp/transfer.h"
 
 namespace tpush::relay {
 

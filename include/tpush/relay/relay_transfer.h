@@ -11,7 +11,7 @@
 
 #include "tpush/relay/relay_chain.h"
 #include "tpush/relay/relay_script.h"
-#include "tpush/ssh/credentials.h"
+#include "tpush/ssh/identity/credentials.h"
 #include "tpush/ssh/exec_channel.h"
 #include "tpush/util/shared_bytes.h"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/jump_pool.h"
+#include "tpush/ssh/way/jump_pool.h"
 #include "tpush/ssh/kept_shell.h"
 #include "tpush/ssh/session.h"
 #include "tpush/util/child_reaper.h"

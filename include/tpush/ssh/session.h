@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/credentials.h"
-#include "tpush/ssh/host_key_policy.h"
-#include "tpush/ssh/transport.h"
+#include "tpush/ssh/identity/credentials.h"
+#include "tpush/ssh/identity/host_key_policy.h"
+#include "tpush/ssh/way/transport.h"
 #include "tpush/util/wait.h"
 
 typedef struct _LIBSSH2_SESSION LIBSSH2_SESSION;
