@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "tpush/ssh/remote_group_guardian_sh.h"
-#include "tpush/ssh/remote_group_session_watch_sh.h"
 #include "tpush/ssh/remote_group_watchdog_sh.h"
 #include "tpush/util/shell_quote.h"
 
@@ -21,10 +20,8 @@ namespace {
 constexpr std::size_t kMaxLinesBeforeTag = 16;
 constexpr std::size_t kMaxPidDigits = 10;
 
-// The hang-up watch of a session that ends with its command, the watchdog of
-// a command on a kept session without a guardian, and the guardian (per
-// connection): see their files.
-constexpr std::string_view kSessionWatch = util::one_line(remote_group_session_watch_sh);
+// The hang-up watchdog (per command) and the guardian (per connection): see
+// their files.
 constexpr std::string_view kWatchdog = util::one_line(remote_group_watchdog_sh);
 constexpr std::string_view kGuardian = util::one_line(remote_group_guardian_sh);
 
@@ -86,13 +83,11 @@ const std::string& group_tag() {
 // group, under load); the shell takes its defaults back before it reports its
 // group, so what tpush sends to the group after that reaches the command.
 std::string with_group_report(const std::string& command, HangUpWatch watch) {
-  const auto helper = [](std::string_view script) {
-    return "sh -c " + util::shell_quote(script) + " " + helper_marker + " \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 &";
-  };
-  const std::string watchdog = helper(kWatchdog);
+  const std::string watchdog =
+      "sh -c " + util::shell_quote(kWatchdog) + " " + helper_marker + " \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 &";
   std::string prologue = "trap '' INT TERM; ";
   if (watch == HangUpWatch::per_command) {
-    prologue += helper(kSessionWatch) + " ";
+    prologue += watchdog + " ";
   } else {
     // Failing the guardian, the command's own watchdog. Then the shell
     // registers itself, with builtins only. The shell variables are unset

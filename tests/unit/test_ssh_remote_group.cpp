@@ -138,7 +138,7 @@ TEST_CASE("remote group: the guardian hangs up a command whose connection ended,
   }
 }
 
-TEST_CASE("remote group: a fresh session's watch hangs up a command whose connection ended, and only then") {
+TEST_CASE("remote group: a fresh session's watchdog hangs up a command whose connection ended, and only then") {
   const tpush::test::TempDir dir;
   const std::string started = (dir / "started").string();
   for (const char* shell : {"/bin/dash", "/bin/bash"}) {
@@ -157,6 +157,22 @@ TEST_CASE("remote group: a fresh session's watch hangs up a command whose connec
     CHECK(r.status == 4);
     GroupReport g;
     CHECK(filtered(r.out, 5, g) == "done\n");
+  }
+}
+
+TEST_CASE("remote group: the watchdog ends with the command, while the connection stays") {
+  // A cut network: the command ends (a relay's script hears nothing and quits)
+  // and sshd waits on, for hours; nothing of the watchdog may stay with it.
+  const tpush::test::TempDir dir;
+  for (const char* shell : {"/bin/dash", "/bin/bash"}) {
+    CAPTURE(shell);
+    auto r = run_shell(under_connection(
+        dir, shell, "echo done",
+        "; i=0; while pgrep -f \"__tpush_helper__ [0-9]+ $$\\$\" >/dev/null && [ $i -lt 200 ]; do "
+        "sleep 0.05; i=$((i + 1)); done; pgrep -f \"__tpush_helper__ [0-9]+ $$\\$\" >/dev/null && echo lingering; "
+        "exit 0 #", "", tpush::ssh::HangUpWatch::per_command));
+    CHECK(r.out.find("lingering") == std::string::npos);
+    CHECK(r.out.find("done") != std::string::npos);
   }
 }
 

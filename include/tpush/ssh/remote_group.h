@@ -5,14 +5,12 @@
 // refuses "signal" requests for root logins, and without a pty nothing on the
 // remote side notices tpush hanging up. So a command without a pty runs behind
 // a short prologue, in the login shell itself:
-//   - it starts a watch (`sh` and one `tail --pid` on the sshd session process)
-//     that sends HUP to the group if the connection ends while the command
-//     still runs, as a pty's hang-up does; the session ends right after the
-//     command, and the watch with it. The watch carries the helper marker, so
-//     `tpush kill`/`ps` never list it, and is forked with INT and TERM ignored.
-//     On a session a persist master keeps, one guardian per connection does
-//     this for every command instead (failing that, a watchdog that also
-//     watches the shell, so that it ends with the command);
+//   - it starts a watchdog (`tail --pid` on the sshd session process and on the
+//     shell) that sends HUP to the group if the connection ends while the
+//     command still runs, as a pty's hang-up does, and ends with the command.
+//     The watchdog carries the helper marker, so `tpush kill`/`ps` never list
+//     it, and is forked with INT and TERM ignored. On a session a persist master
+//     keeps, one guardian per connection does this for every command instead;
 //   - it prints a tag line with the shell's pid on stderr (GroupReport strips it
 //     and keeps the pid), so an interrupt can be sent as `kill -s SIG -- -PGID`
 //     over a second channel of the same session.
