@@ -22,6 +22,12 @@ std::string last_line(const std::string& text) {
   return text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
 }
 
+// A key blob as an order carries it: "TYPE BASE64", as known_hosts and .pub files write it.
+std::string key_line(const std::string& blob) {
+  const std::string type = ssh::wire::blob_type(blob);
+  return (type.empty() ? "unknown" : type) + " " + util::base64_encode(blob);
+}
+
 }  // namespace
 
 RelayJob::RelayJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
@@ -56,14 +62,10 @@ void RelayJob::start_work(LIBSSH2_SESSION* session) {
   const char* blob = libssh2_session_hostkey(session, &len, &type);
   if (blob) {
     host_key_.assign(blob, len);
-    const std::string key_type = ssh::wire::blob_type(host_key_);
-    where_.host_key = (key_type.empty() ? "unknown" : key_type) + " " + util::base64_encode(host_key_);
+    where_.host_key = key_line(host_key_);
   }
   login_ = ssh_session().login_identity();
-  if (!login_.blob.empty()) {
-    const std::string key_type = ssh::wire::blob_type(login_.blob);
-    where_.identity = (key_type.empty() ? "unknown" : key_type) + " " + util::base64_encode(login_.blob);
-  }
+  if (!login_.blob.empty()) where_.identity = key_line(login_.blob);
   control_ = std::make_unique<ssh::ExecChannel>(session, transfer_.control_command(),
                                                 ssh::ExecChannel::Settings{false, &orders_, true});
   if (progress_) progress_(0, false);

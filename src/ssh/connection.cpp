@@ -433,7 +433,7 @@ bool Connection::try_agent() {
     }
     identity_pending_ = false;
     if (rc == 0) {
-      logged_in_with_agent_key();
+      login_ = identity_of(std::string(reinterpret_cast<const char*>(identity_->blob), identity_->blob_len));
       auth_succeeded();
       return true;
     }
@@ -485,17 +485,15 @@ bool Connection::try_keys() {
   return false;
 }
 
-void Connection::logged_in_with_agent_key() {
-  const std::string blob(reinterpret_cast<const char*>(identity_->blob), identity_->blob_len);
-  // The same key decoded from a file: tpush signs with it itself.
+// The key `blob` as this connection's identities hold it: decoded from a file
+// (tpush signs with it itself), else in the agent (asked to sign).
+LoginIdentity Connection::identity_of(const std::string& blob) const {
   for (const KeyFile* k : identities_.keys)
-    if (k->signing_key && k->signing_key->public_blob() == blob) {
-      login_ = LoginIdentity{blob, &*k->signing_key, std::nullopt, shorten_home(k->path, settings_.home)};
-      return;
-    }
+    if (k->signing_key && k->signing_key->public_blob() == blob)
+      return LoginIdentity{blob, &*k->signing_key, std::nullopt, shorten_home(k->path, settings_.home)};
   const std::string type = wire::blob_type(blob);
-  login_ = LoginIdentity{blob, nullptr, identities_.agent_socket.value_or(""),
-                         "the agent's " + (type.empty() ? std::string("key") : type) + " key"};
+  return LoginIdentity{blob, nullptr, identities_.agent_socket,
+                       "the agent's " + (type.empty() ? std::string("key") : type) + " key"};
 }
 
 std::vector<LIBSSH2_CHANNEL*> Connection::take_agent_channels() { return std::exchange(agent_channels_, {}); }
@@ -590,11 +588,8 @@ bool Connection::resume(Endpoint endpoint, const ConnectionSettings& settings) {
   // The identity it logged in with, as this run holds it: a key it decoded,
   // else the agent it would ask.
   identities_ = endpoint_.identities ? *endpoint_.identities : settings_.credentials->all();
-  login_.key = nullptr;
-  login_.agent_socket.reset();
-  for (const KeyFile* k : identities_.keys)
-    if (k->signing_key && k->signing_key->public_blob() == login_.blob) login_.key = &*k->signing_key;
-  if (!login_.key && identities_.agent_socket) login_.agent_socket = identities_.agent_socket;
+  // (Neither: it stays as park() left it, public half only.)
+  if (LoginIdentity found = identity_of(login_.blob); found.key || found.agent_socket) login_ = std::move(found);
   return true;
 }
 

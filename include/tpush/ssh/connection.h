@@ -118,7 +118,7 @@ class Connection final : public Session {
   bool try_keys();
   bool listed(const libssh2_agent_publickey& agent_key) const;  // among identities_.keys
   void auth_succeeded();
-  void logged_in_with_agent_key();  // login_ from the agent's identity_
+  LoginIdentity identity_of(const std::string& blob) const;  // see connection.cpp
   void close_socket();
   void free_agent();
   // The host key the session was opened with, checked against the policy.

@@ -12,7 +12,8 @@
 
 namespace tpush::ssh {
 
-AgentRequest::AgentRequest(std::string socket, std::string message) : socket_(std::move(socket)), out_(std::move(message)) {
+AgentRequest::AgentRequest(std::string socket, std::string_view message)
+    : socket_(std::move(socket)), out_(agent::frame(static_cast<std::uint8_t>(message.at(0)), message.substr(1))) {
   if (socket_.empty()) {
     const char* env = std::getenv("SSH_AUTH_SOCK");
     socket_ = env ? env : "";

@@ -26,9 +26,7 @@ void AgentConversation::process() {
     auto message = agent::take_message(input_, broken_);
     if (!message) return;
     if (policy_.forwarding()) {
-      std::string framed;
-      wire::put_u32(framed, static_cast<std::uint32_t>(message->size()));
-      passed_on_ = std::make_unique<AgentRequest>(*policy_.forwarding(), framed + *message);
+      passed_on_ = std::make_unique<AgentRequest>(*policy_.forwarding(), *message);
       continue;
     }
     answer(*message);
@@ -168,10 +166,7 @@ void AgentConversation::sign(std::string_view body, const std::string& message) 
     return refuse(id.name + " is a key only libssh2 reads (an encrypted OpenSSH-format key): tpush cannot sign with it");
   --hop->signatures_left;
   policy_.say("agent: passing the login to " + hop->label + " as '" + login->user + "' on to the user's agent");
-  std::string framed;
-  wire::put_u32(framed, static_cast<std::uint32_t>(message.size()));
-  framed += message;
-  passed_on_ = std::make_unique<AgentRequest>(*id.agent_socket, std::move(framed));
+  passed_on_ = std::make_unique<AgentRequest>(*id.agent_socket, message);
 }
 
 }  // namespace tpush::ssh

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace tpush::ssh {
 
@@ -13,8 +14,9 @@ class AgentRequest {
  public:
   enum class State { running, done, failed };
 
-  // `socket`: the agent's socket ("" = $SSH_AUTH_SOCK). `message`: framed.
-  AgentRequest(std::string socket, std::string message);
+  // `socket`: the agent's socket ("" = $SSH_AUTH_SOCK). `message`: its type
+  // byte and body (not empty), framed here.
+  AgentRequest(std::string socket, std::string_view message);
   ~AgentRequest();
   AgentRequest(const AgentRequest&) = delete;
   AgentRequest& operator=(const AgentRequest&) = delete;
