@@ -282,15 +282,22 @@ def test_a_worker_lost_mid_chain_leaves_every_other_worker_with_a_checked_copy(
     victim.start()  # for the tests after this one
 
 
-def test_ctrl_c_mid_transfer_leaves_nothing_on_any_worker(tp, env, farm, islands, tmp_path):
-    keys_before = keys_state(farm.authorized_keys)
+def copy_reaching_the_last(tp, env, islands, tmp_path, name: str):
+    """A relayed copy of 96 MiB to eight workers, under way: its bytes have reached the
+    last one. Returns the running tpush and the workers."""
     src = tmp_path / "f"
     with open(src, "wb") as f:
         for _ in range(96):
             f.write(os.urandom(1024 * 1024))
     ks = PLAIN[:8]
-    s = tp.stream(*hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r6/f", env=env)
-    wait_for_bytes(islands.islands[ks[-1]], "r6")
+    s = tp.stream(*hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/{name}/f", env=env)
+    wait_for_bytes(islands.islands[ks[-1]], name)
+    return s, ks
+
+
+def test_ctrl_c_mid_transfer_leaves_nothing_on_any_worker(tp, env, farm, islands, tmp_path):
+    keys_before = keys_state(farm.authorized_keys)
+    s, ks = copy_reaching_the_last(tp, env, islands, tmp_path, "r6")
     os.killpg(s.proc.pid, signal.SIGINT)
     r = s.finish(30)
     assert r.returncode == 130, r
@@ -316,13 +323,7 @@ def test_tpush_killed_mid_copy_leaves_nothing_on_any_worker(tp, env, farm, islan
     close, and the control scripts stop what they started (the hops, the feeds) and
     remove what they made; the temporary files beside the targets too."""
     keys_before = keys_state(farm.authorized_keys)
-    src = tmp_path / "f"
-    with open(src, "wb") as f:
-        for _ in range(96):
-            f.write(os.urandom(1024 * 1024))
-    ks = PLAIN[:8]
-    s = tp.stream(*hosts_arg(islands, ks), "cp", "--relay", src, f"{islands.data}/r11/f", env=env)
-    wait_for_bytes(islands.islands[ks[-1]], "r11")
+    s, _ = copy_reaching_the_last(tp, env, islands, tmp_path, "r11")
     os.killpg(s.proc.pid, signal.SIGKILL)
     assert s.finish(30).returncode == -signal.SIGKILL
     deadline = time.monotonic() + 60
