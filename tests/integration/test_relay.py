@@ -392,7 +392,9 @@ def test_a_neighbour_on_the_workers_reads_nothing_of_the_copy(tp, env, farm, isl
         log.chmod(0o666)
         logs.append(log)
         spies.append(subprocess.Popen(
-            ["nsenter", "-t", str(island.pid), "-m", "--", "setpriv", "--reuid=65534", "--regid=65534",
+            # -r: the worker's own root too (entering a mount namespace alone would leave
+            # a chroot, as a fresh-root run of the tests is, for the host's /).
+            ["nsenter", "-t", str(island.pid), "-m", "-r", "--", "setpriv", "--reuid=65534", "--regid=65534",
              "--clear-groups", "/usr/bin/python3", str(spy), str(log), f"{islands.data}/r12", str(stop),
              str(island.tmp)],
             stdin=subprocess.DEVNULL))
