@@ -42,14 +42,15 @@ readonly dev_pkgs=(doctest-dev)
 # /etc/services, where port names (`Port ssh`) are looked up, by tpush as by
 # OpenSSH (a minimal root, as Debian's container image, has none). pytest-xdist
 # runs the integration tests side by side; shellcheck reads the scripts tpush
-# sends to workers.
+# sends to workers, and busybox's shell runs them as a worker with busybox's
+# userland would.
 readonly test_pkgs=(
   openssh-server openssh-client python3 python3-pytest netbase
   nftables iproute2 procps psmisc lsof rsync
   pdsh clustershell
   man-db zsh fish
   python3-pexpect python3-pyte
-  python3-pytest-xdist shellcheck
+  python3-pytest-xdist shellcheck busybox
 )
 # The tools tpush is measured against.
 readonly bench_pkgs=(pssh hyperfine strace time)

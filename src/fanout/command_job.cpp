@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -38,15 +39,30 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
   if (want_shell_) raw_command_ = command_;
   if (!channel_settings_.pty) {
     group_.emplace();
-    // A session a persist master may keep gets the connection's guardian.
-    command_ = ssh::with_group_report(
-        command_, settings.pool ? ssh::HangUpWatch::per_connection : ssh::HangUpWatch::per_command);
+    command_ = ssh::with_group_report(command_, hang_up_watch(settings));
   }
   sink_.data = [this](int stream, std::string_view bytes) {
     if (stream == 2) return stderr_data(bytes);
     out_.data(index_, Stream::out, bytes);
   };
   sink_.can_accept = [this] { return out_.accepting(); };
+}
+
+// A session a persist master may keep gets the connection's guardian; a
+// command without input, the watch on its channel's stdin; one that reads
+// tpush's input, its own watchdog (said once, under -v).
+ssh::HangUpWatch CommandJob::hang_up_watch(const ssh::ConnectionSettings& settings) {
+  if (settings.pool) return ssh::HangUpWatch::per_connection;
+  if (!channel_settings_.input) {
+    channel_settings_.stdin_watched = true;
+    return ssh::HangUpWatch::stdin;
+  }
+  static std::once_flag said;
+  std::call_once(said, [] {
+    spdlog::debug("the command reads tpush's input, so its stdin cannot carry the hang-up: each worker "
+                  "runs a watchdog (sh and two `tail --pid`) beside it");
+  });
+  return ssh::HangUpWatch::per_command;
 }
 
 void CommandJob::stderr_data(std::string_view bytes) {

@@ -67,7 +67,7 @@ void RelayJob::start_work(LIBSSH2_SESSION* session) {
   login_ = ssh_session().login_identity();
   if (!login_.blob.empty()) where_.identity = key_line(login_.blob);
   control_ = std::make_unique<ssh::ExecChannel>(session, transfer_.control_command(),
-                                                ssh::ExecChannel::Settings{false, &orders_, true});
+                                                ssh::ExecChannel::Settings{.input = &orders_, .forward_agent = true});
   if (progress_) progress_(0, false);
 }
 
@@ -177,7 +177,7 @@ void RelayJob::advance_work() {
   if (fallback_) return advance_fallback();
   for (int attempt : std::exchange(feeds_wanted_, {}))
     feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(where_.directory, attempt),
-                                                                  ssh::ExecChannel::Settings{false, &transfer_.stream()})});
+                                                                  ssh::ExecChannel::Settings{.input = &transfer_.stream()})});
   // Orders (tpush's "-" among them) and an agent's answers go before more of
   // the stream: a feed keeps the socket full for as long as it lasts, and a
   // script that hears nothing for kSilenceSeconds ends.

@@ -61,7 +61,7 @@ RelayTransfer::RelayTransfer(std::vector<RelayItem> items, std::vector<std::stri
     paths_.push_back(item.entry.path);
     manifest.push_back(item.entry);
   }
-  control_command_ = ssh::with_group_report(relay_control_command(preserve));
+  control_command_ = ssh::with_group_report(relay_control_command(preserve), ssh::HangUpWatch::per_command);
   setup_ = relay_setup(manifest);
 }
 

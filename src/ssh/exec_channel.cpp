@@ -100,10 +100,16 @@ void ExecChannel::advance(const Sink& sink) {
         stream(sink);
         if (phase_ == Phase::stream) return;
         break;
+      // Our close, then the server's with the exit status before it. A watched
+      // stdin waits for the server's first: ours would close the command's
+      // stdin (the watch's news of a hang-up) while the command may still run,
+      // having closed its stdout and stderr before it exits (as coreutils do).
       case Phase::close: {
         const int rc = libssh2_channel_close(channel_);
         if (would_block(rc)) return;
         if (rc != 0) return fail("closing the channel failed", rc);
+        close_sent_ = true;
+        if (close_received_) return finish();
         phase_ = Phase::wait_closed;
         break;
       }
@@ -119,11 +125,12 @@ void ExecChannel::advance(const Sink& sink) {
           exit_signal_.assign(sig, siglen);
           libssh2_free(session_, sig);
         }
-        libssh2_channel_free(channel_);
-        channel_ = nullptr;
-        phase_ = Phase::done;
-        wait_ = util::Wait::none;
-        return;
+        close_received_ = true;
+        if (!close_sent_) {
+          phase_ = Phase::close;
+          break;
+        }
+        return finish();
       }
       case Phase::done:
       case Phase::failed:
@@ -131,6 +138,13 @@ void ExecChannel::advance(const Sink& sink) {
     }
     if (phase_ == before) return;
   }
+}
+
+void ExecChannel::finish() {
+  libssh2_channel_free(channel_);
+  channel_ = nullptr;
+  phase_ = Phase::done;
+  wait_ = util::Wait::none;
 }
 
 // Writes what stdin has for this worker, then EOF once it is all sent.
@@ -176,8 +190,9 @@ bool ExecChannel::feed_input() {
     input_offset_ += static_cast<std::uint64_t>(n);
   }
   // A pty keeps its input side open: EOF would end the channel's writes, and
-  // with them the ^C that interrupt_remote() sends.
-  const bool input_done = !settings_.pty && (!in || in->at_end(input_offset_));
+  // with them the ^C that interrupt_remote() sends. A watched stdin is open
+  // until the command ends: its EOF is the watch's news of a hang-up.
+  const bool input_done = !settings_.pty && !settings_.stdin_watched && (!in || in->at_end(input_offset_));
   if (input_done && !eof_sent_) {
     const int rc = libssh2_channel_send_eof(channel_);
     if (rc == LIBSSH2_ERROR_EAGAIN) {
@@ -235,7 +250,7 @@ void ExecChannel::stream(const Sink& sink) {
   if (ended == 2 || libssh2_channel_eof(channel_)) {
     if (packet_pending_ && !feed_input()) return;
     if (!packet_pending_) {
-      phase_ = Phase::close;
+      phase_ = settings_.stdin_watched ? Phase::wait_closed : Phase::close;
       return;
     }
   }

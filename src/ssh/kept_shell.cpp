@@ -52,7 +52,7 @@ void KeptShell::Input::drop_before(std::uint64_t offset) {
 
 KeptShell::KeptShell(LIBSSH2_SESSION* session)
     : hello_tag_("tpush:shell:" + nonce() + ":"),
-      channel_(session, kept_shell_script(hello_tag_), ExecChannel::Settings{false, &input_}),
+      channel_(session, kept_shell_script(hello_tag_), ExecChannel::Settings{.input = &input_}),
       hello_(hello_tag_, kMaxHello) {}
 
 bool KeptShell::opening() const { return channel_.phase() == ExecChannel::Phase::open; }

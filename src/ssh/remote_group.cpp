@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tpush/ssh/remote_group_guardian_sh.h"
+#include "tpush/ssh/remote_group_stdin_watch_sh.h"
 #include "tpush/ssh/remote_group_watchdog_sh.h"
 #include "tpush/util/shell_quote.h"
 
@@ -20,10 +21,16 @@ namespace {
 constexpr std::size_t kMaxLinesBeforeTag = 16;
 constexpr std::size_t kMaxPidDigits = 10;
 
-// The hang-up watchdog (per command) and the guardian (per connection): see
-// their files.
+// The hang-up watches: on stdin, the watchdog (per command) and the guardian
+// (per connection). See their files.
+constexpr std::string_view kStdinWatch = util::one_line(remote_group_stdin_watch_sh);
 constexpr std::string_view kWatchdog = util::one_line(remote_group_watchdog_sh);
 constexpr std::string_view kGuardian = util::one_line(remote_group_guardian_sh);
+
+const std::string& stdin_watch() {
+  static const std::string watch = util::fill_in(kStdinWatch, {{"@MARKER@", helper_marker}});
+  return watch;
+}
 
 bool is_digits(std::string_view s) {
   for (char c : s)
@@ -78,7 +85,7 @@ const std::string& group_tag() {
   return tag;
 }
 
-// The watchdog is forked with INT and TERM ignored from the first instant (a
+// Every watch is forked with INT and TERM ignored from the first instant (a
 // child that had not yet set its own traps died of the first Ctrl-C's INT to the
 // group, under load); the shell takes its defaults back before it reports its
 // group, so what tpush sends to the group after that reaches the command.
@@ -86,7 +93,9 @@ std::string with_group_report(const std::string& command, HangUpWatch watch) {
   const std::string watchdog =
       "sh -c " + util::shell_quote(kWatchdog) + " " + helper_marker + " \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 &";
   std::string prologue = "trap '' INT TERM; ";
-  if (watch == HangUpWatch::per_command) {
+  if (watch == HangUpWatch::stdin) {
+    prologue += stdin_watch() + "; ";
+  } else if (watch == HangUpWatch::per_command) {
     prologue += watchdog + " ";
   } else {
     // Failing the guardian, the command's own watchdog. Then the shell

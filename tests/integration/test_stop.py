@@ -5,13 +5,15 @@ process behind; `tpush kill` on the client's own machine spares the client's wra
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import Summary, host_args
+import faults as faults_mod
+from conftest import Summary, host_args, split_prefixed
 
 
 def unique_sleep() -> str:
@@ -122,18 +124,95 @@ def test_a_dropped_connection_ends_the_remote_command(farm, tpush):
 
 
 def test_a_command_that_ends_keeps_its_background_jobs(farm, tpush):
-    """The watchdog acts only on a connection lost mid-command: what a finished command
-    left running on purpose (nohup ... &) is still there once the watchdog has gone."""
+    """The hang-up watch acts only on a connection lost mid-command: what a finished
+    command left running on purpose (nohup ... &) is still there once the watch has gone."""
     sleep = unique_sleep()
-    r = tpush("-N", *host_args(farm.hosts[:1]), f'nohup {sleep} >/dev/null 2>&1 & echo "$$"')
+    mark = f"tpush-test-mark-{os.getpid()}-{time.monotonic_ns()}"
+    r = tpush("-N", *host_args(farm.hosts[:1]), f': {mark}; nohup {sleep} >/dev/null 2>&1 &')
     try:
         assert r.returncode == 0, str(r)
-        shell = r.out.strip()
-        # The watchdog is `sh -c ... __tpush_helper__ SHELL_PID SSHD_PID`; it ends with the session.
-        assert wait_gone(f"__tpush_helper__ {shell} ", 10) == [], str(r)
+        # The watch is a subshell of the login shell: its command line holds the mark.
+        assert wait_gone(mark, 10) == [], str(r)
         assert remote_left(sleep), f"the background job was killed\n{r}"
     finally:
         subprocess.run(["pkill", "-f", sleep])
+
+
+def test_a_command_that_closes_its_output_before_it_ends_is_not_hung_up(farm, tpush):
+    """stdout and stderr closed while the command runs on (as coreutils close them just
+    before they exit): sshd sends end of output, and the command's stdin, which its
+    hang-up watch reads, stays open until the command really ends with its status."""
+    hosts = farm.hosts[:4]
+    r = tpush(*host_args(hosts), "echo out; exec >&- 2>&-; sleep 0.5; exit 7")
+    assert r.returncode == 1, str(r)
+    assert set(r.summary().reasons.values()) == {"exit 7"}, str(r)
+    assert all(v == ["out"] for v in split_prefixed(r.out, hosts).values()), str(r)
+
+
+def test_a_command_that_ends_on_a_cut_link_leaves_no_watch(farm, tpush, faults):
+    """The link is cut mid-command, and sshd, hearing nothing, keeps the session for
+    many minutes: the command ends on its own all the same, and its hang-up watch
+    with it (sshd closes the command's stdin when the shell ends)."""
+    hosts = farm.hosts[:1]
+    mark = f"tpush-test-mark-{os.getpid()}-{time.monotonic_ns()}"
+    flag = f"/tmp/{mark}.flag"
+    st = tpush.stream("--alive-interval", 1, *host_args(hosts),
+                      f': {mark}; echo started; while [ ! -e {flag} ]; do sleep 0.05; done; rm -f {flag}')
+    try:
+        st.wait_for(lambda ls: any("started" in l for l in ls), 60, "the command to start")
+        sessions = faults_mod.session_pids(farm)
+        faults.partition(farm.addresses[0], farm.port)
+        open(flag, "w").close()
+        r = st.finish(timeout=60)
+        assert r.returncode != 0 and "connection lost" in r.err, str(r)
+        assert wait_gone(mark, 10) == [], str(r)
+        assert set(sessions) & set(faults_mod.session_pids(farm)), "sshd ended the session: nothing was tested"
+    finally:
+        if os.path.exists(flag):
+            os.unlink(flag)
+
+
+def test_a_dropped_connection_ends_the_command_of_a_worker_without_tail(farm, tpush):
+    """A worker whose PATH has no tail, setpriv or sh, only what the command runs: the
+    watch needs nothing but the login shell, so a dropped connection still ends it."""
+    hosts = farm.hosts[:2]
+    sleep = unique_sleep()
+    bin_dir = farm.dir / f"bin-{os.getpid()}"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "sleep").symlink_to(shutil.which("sleep"))
+    try:
+        farm.sshd.bash_env.write_text(f"PATH={bin_dir}\n")
+        st = start_sleeping(tpush, hosts, sleep)
+        st.proc.send_signal(signal.SIGKILL)
+        st.finish(timeout=15)
+        assert wait_gone(sleep, 10) == []
+    finally:
+        farm.sshd.bash_env.unlink(missing_ok=True)
+        shutil.rmtree(bin_dir, ignore_errors=True)
+
+
+def test_a_dropped_connection_ends_the_command_under_busybox(farm, tpush):
+    """A worker with busybox's userland (its ash runs the command, its applets are the
+    tools): a dropped connection ends the command; what ignores HUP on purpose, as
+    nohup does, is left to run."""
+    hosts = farm.hosts[:2]
+    sleep, stubborn = unique_sleep(), unique_sleep()
+    bin_dir = farm.dir / f"busybox-{os.getpid()}"
+    bin_dir.mkdir(exist_ok=True)
+    for applet in ("sh", "sleep", "cat", "kill"):
+        (bin_dir / applet).symlink_to("/bin/busybox")
+    try:
+        farm.sshd.bash_env.write_text(
+            f'PATH={bin_dir}; exec {bin_dir}/sh -c "$BASH_EXECUTION_STRING"\n')
+        st = start_sleeping(tpush, hosts, f"( (trap '' HUP; exec {stubborn}) & ); {sleep}")
+        st.proc.send_signal(signal.SIGKILL)
+        st.finish(timeout=15)
+        assert wait_gone(sleep, 10) == []
+        assert len(remote_left(stubborn)) == len(hosts), "what ignored HUP was killed"
+    finally:
+        farm.sshd.bash_env.unlink(missing_ok=True)
+        subprocess.run(["pkill", "-f", stubborn])
+        shutil.rmtree(bin_dir, ignore_errors=True)
 
 
 def test_kill_spares_the_local_clients_wrappers(farm, tpush):

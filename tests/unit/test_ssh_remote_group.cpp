@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <string_view>
@@ -71,19 +73,25 @@ TEST_CASE("remote group: without a tag every byte passes, and the search ends") 
   }
 }
 
-TEST_CASE("remote group: the prologue runs the command unchanged in dash and bash") {
+// The login shells a worker may have: Debian's sh, bash, and busybox's userland.
+constexpr const char* kShells[] = {"/bin/dash", "/bin/bash", "/bin/busybox sh"};
+
+TEST_CASE("remote group: the prologue runs the command unchanged, whatever the watch and the shell") {
   const std::string command = "echo out; echo err >&2; printf 'a b\\n' | cat; exit 3";
-  for (const char* shell : {"/bin/dash", "/bin/bash"}) {
-    CAPTURE(shell);
-    // stderr into stdout, after the command's stdout lines, to see everything.
-    auto r = run_shell(std::string(shell) + " -c " +
-                       tpush::util::shell_quote(tpush::ssh::with_group_report(command)) + " 2>&1");
-    CHECK(r.status == 3);
-    GroupReport g;
-    const std::string own = filtered(r.out, 3, g);
-    REQUIRE(g.pgid());
-    CHECK(*g.pgid() > 1);
-    CHECK(own == "out\nerr\na b\n");
+  for (auto watch : {tpush::ssh::HangUpWatch::stdin, tpush::ssh::HangUpWatch::per_command}) {
+    for (const char* shell : kShells) {
+      CAPTURE(shell);
+      CAPTURE(static_cast<int>(watch));
+      // stderr into stdout, after the command's stdout lines, to see everything.
+      auto r = run_shell(std::string(shell) + " -c " +
+                         tpush::util::shell_quote(tpush::ssh::with_group_report(command, watch)) + " 2>&1");
+      CHECK(r.status == 3);
+      GroupReport g;
+      const std::string own = filtered(r.out, 3, g);
+      REQUIRE(g.pgid());
+      CHECK(*g.pgid() > 1);
+      CHECK(own == "out\nerr\na b\n");
+    }
   }
 }
 
@@ -173,6 +181,78 @@ TEST_CASE("remote group: the watchdog ends with the command, while the connectio
         "exit 0 #", "", tpush::ssh::HangUpWatch::per_command));
     CHECK(r.out.find("lingering") == std::string::npos);
     CHECK(r.out.find("done") != std::string::npos);
+  }
+}
+
+namespace {
+
+// Runs `script` in `shell` as a fresh session's login shell runs behind the
+// watch on stdin: in a session of its own, its stdin a pipe whose writer (a
+// `sleep`, in sshd's place) stays until `after` ends it. No PATH: the watch
+// needs nothing but the shell (no tail, no setpriv).
+std::string under_stdin_watch(const tpush::test::TempDir& dir, const char* shell, const std::string& script,
+                              const std::string& after) {
+  const std::string prologue = tpush::ssh::with_group_report(script, tpush::ssh::HangUpWatch::stdin);
+  const std::string fifo = (dir / "stdin").string();
+  return "rm -f '" + fifo + "'; mkfifo '" + fifo + "'; /bin/sh -c " +
+         tpush::util::shell_quote("/bin/sleep 60 > '" + fifo + "' & w=$!; setsid env -i PATH=/nonexistent " + shell + " -c \"$1\" < '" +
+                                  fifo + "' " + after) +
+         " sh " + tpush::util::shell_quote(prologue) + " 2>&1";
+}
+
+// Waits up to 10 s until no process's command line holds `text`.
+bool wait_gone_from_proc(const std::string& text) {
+  for (int i = 0; i < 200; ++i) {
+    bool found = false;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+      const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (cmdline.find(text) != std::string::npos) found = true;
+    }
+    if (!found) return true;
+    ::usleep(50'000);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("remote group: the watch on stdin hangs up a command whose session ended, and only then") {
+  const tpush::test::TempDir dir;
+  const std::string started = (dir / "started").string();
+  const std::string left = (dir / "left").string();
+  for (const char* shell : kShells) {
+    CAPTURE(shell);
+    std::filesystem::remove(started);
+    // The session (the writer) ends once the command runs; the command would
+    // print "survived" after 30 s if the hang-up never came.
+    auto r = run_shell(under_stdin_watch(
+        dir, shell, "/bin/touch '" + started + "'; /bin/sleep 30; echo survived",
+        "& c=$!; while [ ! -e '" + started + "' ]; do sleep 0.02; done; kill $w; wait $c; exit 0"));
+    CHECK(r.out.find("survived") == std::string::npos);
+
+    // A command that ends first ends as it does: its status, its stdin EOF at
+    // once, no fd 3, and no hang-up for what it left running on purpose once the
+    // writer goes (as sshd closes the pipe when the shell ends).
+    std::filesystem::remove(left);
+    r = run_shell(under_stdin_watch(
+        dir, shell,
+        "/bin/cat; [ -e /dev/fd/3 ] && echo fd 3 open; /bin/sleep 30 >/dev/null 2>&1 & echo $! > '" + left +
+            "'; echo done; exit 4",
+        "; s=$?; kill $w; exit $s"));
+    CHECK(r.status == 4);
+    GroupReport g;
+    CHECK(filtered(r.out, 5, g) == "done\n");
+    CHECK(g.pgid());
+    const auto job = tpush::test::read_file(left);
+    REQUIRE(!job.empty());
+    // Once the watch is gone (it shares the shell's command line, which names
+    // `left`), the job it must not touch still runs.
+    CHECK(wait_gone_from_proc(left));
+    CHECK(run_shell("kill -0 " + job).status == 0);
+    run_shell("kill " + job);
   }
 }
 

@@ -1,6 +1,6 @@
 // A command on an authenticated session, as a non-blocking state machine:
 //   open channel -> [pty] -> [agent] -> exec -> stream (stdin in, stdout/stderr out, EOF)
-//   -> close -> exit status
+//   -> close -> exit status (with a watched stdin: exit status -> close)
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,10 @@ class ExecChannel {
     // Ask the server to forward an agent to the command (auth-agent-req): the
     // agent channels it opens arrive on the session (Session::take_agent_channels).
     bool forward_agent = false;
+    // No input and no EOF either: the channel's stdin stays open until the
+    // command ends, for the hang-up watch that reads it (HangUpWatch::stdin);
+    // the prologue gives the command /dev/null, so it still reads EOF at once.
+    bool stdin_watched = false;
   };
 
   ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings);
@@ -94,6 +98,7 @@ class ExecChannel {
   void stream(const Sink& sink);
   bool feed_input();      // false when the channel failed
   void flush_requests();  // pending ^C / signal
+  void finish();          // both closes done: the channel is freed
 
   LIBSSH2_SESSION* session_;
   LIBSSH2_CHANNEL* channel_ = nullptr;
@@ -107,6 +112,8 @@ class ExecChannel {
   bool agent_forwarded_ = false;
   std::string agent_refusal_;
   bool eof_sent_ = false;
+  bool close_sent_ = false;
+  bool close_received_ = false;  // the server's close, with the exit status before it
   bool input_refused_ = false;  // the remote side closed: no more stdin
   bool packet_pending_ = false;  // a stdin write half sent (see feed_input)
   bool input_held_ = false;

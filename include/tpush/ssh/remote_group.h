@@ -5,18 +5,16 @@
 // refuses "signal" requests for root logins, and without a pty nothing on the
 // remote side notices tpush hanging up. So a command without a pty runs behind
 // a short prologue, in the login shell itself:
-//   - it starts a watchdog (`tail --pid` on the sshd session process and on the
-//     shell) that sends HUP to the group if the connection ends while the
-//     command still runs, as a pty's hang-up does, and ends with the command.
-//     The watchdog carries the helper marker, so `tpush kill`/`ps` never list
-//     it, and is forked with INT and TERM ignored. On a session a persist master
-//     keeps, one guardian per connection does this for every command instead;
+//   - it arranges for HUP to reach the group if the connection ends while the
+//     command still runs, as a pty's hang-up does (HangUpWatch below), with
+//     INT and TERM ignored while it forks. The watch never outlives the
+//     command, and carries the helper marker, so `tpush kill`/`ps` never list
+//     it;
 //   - it prints a tag line with the shell's pid on stderr (GroupReport strips it
 //     and keeps the pid), so an interrupt can be sent as `kill -s SIG -- -PGID`
 //     over a second channel of the same session.
-// A login shell that is not POSIX, or a worker without GNU tail, still runs the
-// command: the tag never comes (interrupts fall back to signal requests), or the
-// watchdog ends at once without acting.
+// A login shell that is not POSIX still runs the command: the tag never comes
+// (interrupts fall back to signal requests).
 #pragma once
 
 #include <optional>
@@ -37,13 +35,20 @@ const std::string& group_tag();
 // one, a kept shell's) that no command's output holds by chance.
 std::string nonce();
 
-// Who notices a connection lost mid-command: a watchdog of the command's own
-// that ends with it, or one guardian per connection, for sessions kept between
-// runs (--persist), where later commands then start no helper at all.
-enum class HangUpWatch { per_command, per_connection };
+// Who notices a connection lost mid-command:
+//   - stdin: a subshell of the login shell reads the channel's stdin until sshd
+//     closes it (remote_group_stdin_watch.sh): no new program at all. Only for
+//     a channel that sends no input and no EOF (ExecChannel::Settings::
+//     stdin_watched);
+//   - per_command: a watchdog of the command's own, `sh` and two `tail --pid`
+//     (remote_group_watchdog.sh), for a command that reads tpush's input (its
+//     stdin is not free to watch). Without GNU tail it ends at once, unarmed;
+//   - per_connection: one guardian per connection, for sessions kept between
+//     runs (--persist), where later commands then start no helper at all.
+enum class HangUpWatch { stdin, per_command, per_connection };
 
 // `command` behind the prologue; the result is what the login shell runs.
-std::string with_group_report(const std::string& command, HangUpWatch watch = HangUpWatch::per_command);
+std::string with_group_report(const std::string& command, HangUpWatch watch);
 
 // Shell code that sets $tpush_d to the directory of the connection's hang-up
 // guardian, starting the guardian when none runs yet; when the directory is not
