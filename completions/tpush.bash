@@ -15,7 +15,7 @@ _tpush_options='
 
 # Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).
 # rsync has none of tpush's: every word after it is rsync's.
-_tpush_subcommands='workers cp get rsync kill ps logs last config disconnect'
+_tpush_subcommands='workers cp get rsync kill ps logs shell last config disconnect'
 _tpush_sub_options() {
     case $1 in
         cp) echo '-r --recursive -p --preserve --relay --no-relay' ;;

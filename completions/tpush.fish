@@ -5,7 +5,7 @@
 # lists: tests/integration/test_docs.py checks it by running fish.
 
 function __tpush_subcommands
-    printf '%s\n' workers cp get rsync kill ps logs last config disconnect
+    printf '%s\n' workers cp get rsync kill ps logs shell last config disconnect
 end
 
 # Options whose value is the next word (or --long=VALUE), within subcommand $argv[1]
@@ -98,6 +98,7 @@ complete -c tpush -n '__tpush_in ""' -f -a rsync -d 'rsync to/from every worker 
 complete -c tpush -n '__tpush_in ""' -f -a kill -d 'stop matching processes, or what holds the TPU'
 complete -c tpush -n '__tpush_in ""' -f -a ps -d 'matching processes on every worker'
 complete -c tpush -n '__tpush_in ""' -f -a logs -d 'the end of FILE on every worker (-f: follow)'
+complete -c tpush -n '__tpush_in ""' -f -a shell -d 'an interactive login shell on one worker (the first, or LABEL)'
 complete -c tpush -n '__tpush_in ""' -f -a last -d "the last run's summary"
 complete -c tpush -n '__tpush_in ""' -f -a config -d 'the config file and groups read, and where each setting came from'
 complete -c tpush -n '__tpush_in ""' -f -a disconnect -d 'end the persist master of these workers'

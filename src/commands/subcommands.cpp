@@ -3,6 +3,7 @@
 #include "tpush/commands/copy.h"
 #include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
+#include "tpush/commands/shell.h"
 
 namespace tpush::commands {
 namespace {
@@ -16,6 +17,7 @@ constexpr std::string_view kKill[] = {"kill [-s SIG] [--grace SECONDS] [--sudo] 
 constexpr std::string_view kPs[] = {"ps [--all-users] [PATTERN]"};
 constexpr std::string_view kLogs[] = {"logs [-f] [-n LINES] FILE"};
 constexpr std::string_view kLast[] = {"last [--json]"};
+constexpr std::string_view kShell[] = {"shell [LABEL]"};
 constexpr std::string_view kConfig[] = {"config [--json]"};
 constexpr std::string_view kDisconnect[] = {"disconnect"};
 
@@ -27,6 +29,7 @@ constexpr Subcommand kSubcommands[] = {
     {"kill", kKill, "stop matching processes, or what holds the TPU", kill_main},
     {"ps", kPs, "matching processes on every worker", ps_main},
     {"logs", kLogs, "the end of FILE on every worker (-f: follow)", logs_main},
+    {"shell", kShell, "an interactive login shell on one worker (the first, or LABEL)", shell_main},
     {"last", kLast, "the last run's summary (with worker options: the last on those workers)", last_main},
     {"config", kConfig, "the config file and groups read, each setting and where it came from", config_main},
     {"disconnect", kDisconnect, "end the persist master of these workers (see --persist)", disconnect_main},

@@ -41,6 +41,13 @@ void ExecChannel::interrupt_remote() {
 
 void ExecChannel::send_signal(std::string name) { pending_signal_ = std::move(name); }
 
+void ExecChannel::resize(int columns, int rows) {
+  if (!settings_.pty || (columns == settings_.columns && rows == settings_.rows)) return;
+  settings_.columns = columns;
+  settings_.rows = rows;
+  pending_size_ = true;
+}
+
 void ExecChannel::flush_requests() {
   if (phase_ != Phase::stream || write_blocked_) return;
   if (pending_ctrl_c_) {
@@ -52,6 +59,11 @@ void ExecChannel::flush_requests() {
     const int rc = libssh2_channel_signal_ex(channel_, pending_signal_.data(), pending_signal_.size());
     if (rc == LIBSSH2_ERROR_EAGAIN) return;
     pending_signal_.clear();  // sent (or refused; sshd does not answer signal requests)
+  }
+  if (pending_size_) {
+    const int rc = libssh2_channel_request_pty_size(channel_, settings_.columns, settings_.rows);
+    if (rc == LIBSSH2_ERROR_EAGAIN) return;
+    pending_size_ = false;  // sent (a window change has no answer)
   }
 }
 
@@ -72,7 +84,8 @@ void ExecChannel::advance(const Sink& sink) {
         const char* term = std::getenv("TERM");
         if (!term || !*term) term = "xterm";
         const int rc = libssh2_channel_request_pty_ex(channel_, term, static_cast<unsigned>(std::strlen(term)),
-                                                      nullptr, 0, 80, 24, 0, 0);
+                                                      nullptr, 0, settings_.columns > 0 ? settings_.columns : 80,
+                                                      settings_.rows > 0 ? settings_.rows : 24, 0, 0);
         if (would_block(rc)) return;
         if (rc != 0) return fail("the server refused a pseudo-terminal", rc);
         phase_ = settings_.forward_agent ? Phase::agent : Phase::exec;
@@ -90,9 +103,10 @@ void ExecChannel::advance(const Sink& sink) {
       }
       case Phase::exec: {
         command_sent_ = true;
-        const int rc = libssh2_channel_exec(channel_, command_.c_str());
+        const int rc = command_.empty() ? libssh2_channel_shell(channel_) : libssh2_channel_exec(channel_, command_.c_str());
         if (would_block(rc)) return;
-        if (rc != 0) return fail("the server refused to run the command", rc);
+        if (rc != 0)
+          return fail(command_.empty() ? "the server refused to start a login shell" : "the server refused to run the command", rc);
         phase_ = Phase::stream;
         break;
       }

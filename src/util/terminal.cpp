@@ -13,6 +13,24 @@ std::optional<std::size_t> terminal_columns(int fd) {
   return ws.ws_col;
 }
 
+std::optional<std::pair<int, int>> terminal_size(int fd) {
+  winsize ws{};
+  if (::isatty(fd) != 1 || ::ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0 || ws.ws_row == 0)
+    return std::nullopt;
+  return std::pair<int, int>(ws.ws_col, ws.ws_row);
+}
+
+RawTerminal::RawTerminal(int fd) : fd_(fd) {
+  if (::isatty(fd) != 1 || tcgetattr(fd, &old_) != 0) return;
+  termios raw = old_;
+  cfmakeraw(&raw);
+  saved_ = tcsetattr(fd, TCSADRAIN, &raw) == 0;
+}
+
+RawTerminal::~RawTerminal() {
+  if (saved_) tcsetattr(fd_, TCSADRAIN, &old_);
+}
+
 int open_terminal(int terminal) {
   return terminal >= 0 ? fcntl(terminal, F_DUPFD_CLOEXEC, 3) : open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
 }

@@ -1,5 +1,5 @@
 // A command on an authenticated session, as a non-blocking state machine:
-//   open channel -> [pty] -> [agent] -> exec -> stream (stdin in, stdout/stderr out, EOF)
+//   open channel -> [pty] -> [agent] -> exec (or shell) -> stream (stdin in, stdout/stderr out, EOF)
 //   -> close -> exit status (with a watched stdin: exit status -> close)
 #pragma once
 
@@ -44,8 +44,13 @@ class ExecChannel {
     // command ends, for the hang-up watch that reads it (HangUpWatch::stdin);
     // the prologue gives the command /dev/null, so it still reads EOF at once.
     bool stdin_watched = false;
+    // The pty's size in characters (0: 80 x 24).
+    int columns = 0;
+    int rows = 0;
   };
 
+  // An empty `command` asks for the login shell (a "shell" request, as
+  // `ssh HOST` does) instead of running a command.
   ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings);
   ExecChannel(const ExecChannel&) = delete;
   ExecChannel& operator=(const ExecChannel&) = delete;
@@ -63,9 +68,11 @@ class ExecChannel {
   void interrupt_remote();
   // Sends a signal request ("TERM", "KILL"...) as soon as the channel allows.
   void send_signal(std::string name);
-  // True while a ^C or a signal request waits to be sent (the channel could not
+  // The local terminal's new size, for the pty (a "window-change" request).
+  void resize(int columns, int rows);
+  // True while a ^C, a signal or a size waits to be sent (the channel could not
   // take it yet): the next advance() sends it.
-  bool requests_pending() const { return pending_ctrl_c_ || !pending_signal_.empty(); }
+  bool requests_pending() const { return pending_ctrl_c_ || !pending_signal_.empty() || pending_size_; }
 
   // Valid once done: the exit status, or the signal name ("KILL") when the
   // command was killed by one (libssh2 then reports status 0: check this first).
@@ -121,6 +128,7 @@ class ExecChannel {
   std::uint64_t input_offset_ = 0;
   bool pending_ctrl_c_ = false;
   std::string pending_signal_;
+  bool pending_size_ = false;  // settings_.columns and rows, not yet sent
   int exit_status_ = -1;
   std::string exit_signal_;
   std::string error_;

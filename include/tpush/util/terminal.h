@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include <termios.h>
 
 namespace tpush::util {
 
@@ -23,5 +26,25 @@ int open_terminal(int terminal = -1);
 // The width of the terminal on `fd`, or nullopt when `fd` is not a terminal
 // (or says nothing useful).
 std::optional<std::size_t> terminal_columns(int fd);
+
+// The size of the terminal on `fd` as (columns, rows), or nullopt.
+std::optional<std::pair<int, int>> terminal_size(int fd);
+
+// The terminal on `fd` in raw mode while this lives (every key goes to the
+// program as typed: no echo, no line editing, ^C and ^Z as bytes, not
+// signals), and as it was again once it ends, whatever ended the scope.
+// Nothing happens when `fd` is not a terminal.
+class RawTerminal {
+ public:
+  explicit RawTerminal(int fd);
+  ~RawTerminal();
+  RawTerminal(const RawTerminal&) = delete;
+  RawTerminal& operator=(const RawTerminal&) = delete;
+
+ private:
+  int fd_;
+  bool saved_ = false;
+  termios old_{};
+};
 
 }  // namespace tpush::util

@@ -1,0 +1,76 @@
+#include "tpush/fanout/shell_job.h"
+
+#include "tpush/ssh/session_wait.h"
+#include "tpush/util/terminal.h"
+
+namespace tpush::fanout {
+
+ShellJob::ShellJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
+                   Deadlines deadlines, const ssh::InputSource& input, int terminal, OutputSink& out)
+    : SessionJob(index, std::move(endpoint), settings, deadlines), terminal_(terminal), out_(out) {
+  channel_settings_.pty = true;
+  channel_settings_.input = &input;
+  if (const auto size = util::terminal_size(terminal_)) {
+    channel_settings_.columns = size->first;
+    channel_settings_.rows = size->second;
+  }
+  // A pty merges the shell's stderr into its stdout: one stream, as it comes.
+  sink_.data = [this](int stream, std::string_view bytes) {
+    out_.data(index_, stream == 2 ? Stream::err : Stream::out, bytes);
+  };
+  sink_.can_accept = [this] { return out_.accepting(); };
+}
+
+void ShellJob::start_work(LIBSSH2_SESSION* session) {
+  out_.connected(index_);
+  channel_ = std::make_unique<ssh::ExecChannel>(session, std::string(), channel_settings_);
+}
+
+void ShellJob::advance_work() {
+  channel_->advance(sink_);
+  if (channel_->ended()) finish_from_channel();
+}
+
+void ShellJob::finish_from_channel() {
+  if (channel_->phase() == ssh::ExecChannel::Phase::failed) {
+    if (channel_->server_hung_up()) return finish(Outcome::lost, lost_reason(channel_->error()));
+    return finish(Outcome::failed, channel_->error());
+  }
+  if (!channel_->exit_signal().empty())
+    return finish(Outcome::failed, "killed by SIG" + channel_->exit_signal(), -1, channel_->exit_signal());
+  const int status = channel_->exit_status();
+  finish(status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(status), status);
+}
+
+util::Wait ShellJob::work_wait() const {
+  if (channel_->paused()) return util::Wait::none;
+  return ssh::sending(session()) || channel_->requests_pending() ? util::Wait::read_write : util::Wait::read;
+}
+
+// The local terminal's size, read at every tick (no SIGWINCH handler: signals
+// are util/signals.cpp's alone), passed on when it changed.
+void ShellJob::tick_work() {
+  if (!channel_ || channel_->ended()) return;
+  follow_size();
+  if (channel_->requests_pending()) advance_work();
+}
+
+void ShellJob::follow_size() {
+  if (const auto size = util::terminal_size(terminal_)) channel_->resize(size->first, size->second);
+}
+
+void ShellJob::forward_interrupt() {
+  if (channel_ && !channel_->ended()) channel_->interrupt_remote();
+}
+
+std::optional<std::uint64_t> ShellJob::input_offset() const {
+  if (finished()) return std::nullopt;
+  return channel_ ? channel_->input_offset() : 0;
+}
+
+void ShellJob::release_work() {
+  out_.end(index_);
+  if (channel_ && channel_->phase() != ssh::ExecChannel::Phase::done) channel_->release();
+}
+
+}  // namespace tpush::fanout

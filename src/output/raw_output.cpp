@@ -1,0 +1,11 @@
+#include "tpush/output/raw_output.h"
+
+namespace tpush::output {
+
+void RawOutput::data(std::size_t /*worker*/, fanout::Stream stream, std::string_view bytes) {
+  writer_.write(stream == fanout::Stream::out ? 1 : 2, std::string(bytes));
+}
+
+void RawOutput::notice(std::string line) { writer_.write(2, std::move(line) + "\r\n"); }
+
+}  // namespace tpush::output

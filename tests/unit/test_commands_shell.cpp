@@ -1,0 +1,47 @@
+// `tpush shell [LABEL]`: which worker a LABEL names.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tpush/commands/shell.h"
+#include "tpush/util/error.h"
+
+namespace {
+
+using tpush::commands::pick_shell_worker;
+
+tpush::inventory::Worker worker(std::string host, std::string label, uint16_t port = 0) {
+  tpush::inventory::Worker w;
+  w.target.host = std::move(host);
+  w.target.port = port;
+  w.target.text = w.target.host;
+  w.label = std::move(label);
+  return w;
+}
+
+std::string error_of(const std::vector<tpush::inventory::Worker>& ws, const std::string& label) {
+  try {
+    pick_shell_worker(ws, label);
+  } catch (const tpush::UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("shell: no label is the first worker, a label or a host names one") {
+  const std::vector<tpush::inventory::Worker> ws = {worker("10.0.0.1", "s0w0"), worker("10.0.0.2", "s0w1"),
+                                                    worker("10.0.0.3", "s1w0")};
+  CHECK(pick_shell_worker(ws, std::nullopt) == 0);
+  CHECK(pick_shell_worker(ws, std::string("s1w0")) == 2);
+  CHECK(pick_shell_worker(ws, std::string("10.0.0.2")) == 1);
+}
+
+TEST_CASE("shell: a label that names no worker, or a host with several, is a usage error that lists them") {
+  const std::vector<tpush::inventory::Worker> ws = {worker("h", "w0"), worker("h", "w1", 2222)};
+  CHECK(error_of(ws, "w7") == "tpush shell w7: no such worker (the workers: w[0-1]); name one of them, or none "
+                              "for the first");
+  CHECK(error_of(ws, "h") == "tpush shell h: several workers are on that host (w0, w1); name one by its label");
+}
