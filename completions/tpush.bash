@@ -15,7 +15,7 @@ _tpush_options='
 
 # Each subcommand's own options (`tpush SUB --help`, its "SUB options" group).
 # rsync has none of tpush's: every word after it is rsync's.
-_tpush_subcommands='workers cp get rsync kill ps logs shell last config disconnect'
+_tpush_subcommands='workers cp get rsync kill ps logs shell forward last config disconnect'
 _tpush_sub_options() {
     case $1 in
         cp) echo '-r --recursive -p --preserve --relay --no-relay' ;;
@@ -23,12 +23,14 @@ _tpush_sub_options() {
         kill) echo '-s --signal --grace --sudo --tpu' ;;
         ps) echo '--all-users' ;;
         logs) echo '-f --follow -n --lines' ;;
+        forward) echo '--each --on' ;;
     esac
 }
 _tpush_sub_takes_value() {
     case $1 in
         kill) echo '-s --signal --grace' ;;
         logs) echo '-n --lines' ;;
+        forward) echo '--on' ;;
     esac
 }
 

@@ -5,7 +5,7 @@
 # lists: tests/integration/test_docs.py checks it by running fish.
 
 function __tpush_subcommands
-    printf '%s\n' workers cp get rsync kill ps logs shell last config disconnect
+    printf '%s\n' workers cp get rsync kill ps logs shell forward last config disconnect
 end
 
 # Options whose value is the next word (or --long=VALUE), within subcommand $argv[1]
@@ -27,6 +27,8 @@ function __tpush_value_options
         case logs
             set -e globals[(contains -i -- -f $globals)]
             set -a globals -n --lines
+        case forward
+            set -a globals --on
     end
     printf '%s\n' $globals
 end
@@ -99,6 +101,7 @@ complete -c tpush -n '__tpush_in ""' -f -a kill -d 'stop matching processes, or 
 complete -c tpush -n '__tpush_in ""' -f -a ps -d 'matching processes on every worker'
 complete -c tpush -n '__tpush_in ""' -f -a logs -d 'the end of FILE on every worker (-f: follow)'
 complete -c tpush -n '__tpush_in ""' -f -a shell -d 'an interactive login shell on one worker (the first, or LABEL)'
+complete -c tpush -n '__tpush_in ""' -f -a forward -d "forward local ports to a worker's side, as ssh -L does"
 complete -c tpush -n '__tpush_in ""' -f -a last -d "the last run's summary"
 complete -c tpush -n '__tpush_in ""' -f -a config -d 'the config file and groups read, and where each setting came from'
 complete -c tpush -n '__tpush_in ""' -f -a disconnect -d 'end the persist master of these workers'
@@ -179,3 +182,5 @@ complete -c tpush -n '__tpush_in kill' -l tpu -d 'Free the TPU instead of matchi
 complete -c tpush -n '__tpush_in ps' -l all-users -d "Every user's processes"
 complete -c tpush -n '__tpush_in logs' -s f -l follow -d 'Follow the file as it grows, until Ctrl-C'
 complete -c tpush -n '__tpush_in logs' -s n -l lines -x -d 'Lines to show: N, or +N from line N'
+complete -c tpush -n '__tpush_in forward' -l each -d 'Forward from every worker, to consecutive local ports'
+complete -c tpush -n '__tpush_in forward' -l on -x -d 'The worker to forward to: its label (w3, s1w0) or host'

@@ -363,7 +363,9 @@ fanout::RunOutcome RunContext::run(const std::vector<std::size_t>& targets, cons
     for (auto* service : options_.run_host->services) scheduler.add(*service);
   if (live_) scheduler.add(*live_);
   jumps_.attach(&scheduler);
+  reactor_ = &scheduler;
   auto outcome = scheduler.run();
+  reactor_ = nullptr;
   jumps_.attach(nullptr);
   if (live_) scheduler.remove(*live_);
   if (options_.run_host)

@@ -1,6 +1,7 @@
 #include "tpush/commands/subcommands.h"
 
 #include "tpush/commands/copy.h"
+#include "tpush/commands/forward.h"
 #include "tpush/commands/persist_run.h"
 #include "tpush/commands/process.h"
 #include "tpush/commands/shell.h"
@@ -18,6 +19,7 @@ constexpr std::string_view kPs[] = {"ps [--all-users] [PATTERN]"};
 constexpr std::string_view kLogs[] = {"logs [-f] [-n LINES] FILE"};
 constexpr std::string_view kLast[] = {"last [--json]"};
 constexpr std::string_view kShell[] = {"shell [LABEL]"};
+constexpr std::string_view kForward[] = {"forward [--each | --on LABEL] SPEC..."};
 constexpr std::string_view kConfig[] = {"config [--json]"};
 constexpr std::string_view kDisconnect[] = {"disconnect"};
 
@@ -30,6 +32,7 @@ constexpr Subcommand kSubcommands[] = {
     {"ps", kPs, "matching processes on every worker", ps_main},
     {"logs", kLogs, "the end of FILE on every worker (-f: follow)", logs_main},
     {"shell", kShell, "an interactive login shell on one worker (the first, or LABEL)", shell_main},
+    {"forward", kForward, "forward local ports to a worker's side, as ssh -L does", forward_main},
     {"last", kLast, "the last run's summary (with worker options: the last on those workers)", last_main},
     {"config", kConfig, "the config file and groups read, each setting and where it came from", config_main},
     {"disconnect", kDisconnect, "end the persist master of these workers (see --persist)", disconnect_main},

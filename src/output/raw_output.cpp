@@ -6,6 +6,9 @@ void RawOutput::data(std::size_t /*worker*/, fanout::Stream stream, std::string_
   writer_.write(stream == fanout::Stream::out ? 1 : 2, std::string(bytes));
 }
 
-void RawOutput::notice(std::string line) { writer_.write(2, std::move(line) + "\r\n"); }
+void RawOutput::notice(std::string line) {
+  if (!line.empty() && line.back() == '\n') line.pop_back();
+  writer_.write(2, std::move(line) + "\r\n");
+}
 
 }  // namespace tpush::output

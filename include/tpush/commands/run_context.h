@@ -60,6 +60,9 @@ class RunContext {
   // Runs after every batch of events, after the output is flushed, instead
   // of the status line (cp and get draw their own progress).
   void on_events(std::function<void()> fn) { after_events_ = std::move(fn); }
+  // The event loop of each run(), while it runs (null after): for jobs that
+  // drive more than their session's socket (a forward's listeners).
+  util::Reactor* reactor() const { return reactor_; }
 
   // Runs make_job(i) for every i in `targets` under the fan-out cap. The
   // outcome's results are indexed like `targets`.
@@ -121,6 +124,7 @@ class RunContext {
   fanout::OutputSink* sink_ = &lines_;            // the outermost of the above
   output::StatusLine status_;
   std::function<void()> after_events_;
+  util::Reactor* reactor_ = nullptr;
   // --fail-fast: the first worker that failed, and the workers running then.
   std::optional<std::size_t> first_failure_;
   std::string first_failure_reason_;

@@ -14,7 +14,8 @@ class RawOutput final : public WriterSink {
   void data(std::size_t worker, fanout::Stream stream, std::string_view bytes) override;
   void end(std::size_t /*worker*/) override {}
   void flush() override {}
-  // On a raw terminal a newline does not return the carriage: both are written.
+  // On a raw terminal a newline does not return the carriage: the line ends
+  // with both.
   void notice(std::string line) override;
 };
 

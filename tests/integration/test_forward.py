@@ -1,0 +1,140 @@
+"""`tpush forward SPEC...`: local ports carried to a worker's side over its session, as
+ssh -L does, until Ctrl-C: an HTTP server on the worker side (the farm's workers are this
+machine) answers through them, many connections at once; a refused port is reported per
+connection and the forward goes on; a local port in use is a usage error."""
+
+import concurrent.futures
+import http.server
+import re
+import signal
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from conftest import host_args
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server():
+    """An HTTP server on 127.0.0.1 that answers every GET with its path."""
+
+    class Echo(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = f"hello {self.path}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def get(port: int, path: str = "/") -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
+        return r.read().decode()
+
+
+def forwarding(st) -> list[str]:
+    """tpush's "forwarding PORT -> WORKER HOST:PORT" lines so far."""
+    with st.cond:
+        return [l.decode().rstrip("\n") for _, l in st.lines["err"] if b"tpush: forwarding " in l]
+
+
+def start(tpush, *args, forwards: int):
+    """tpush forward, returned once it says it forwards `forwards` ports (it listens before that)."""
+    st = tpush.stream(*args)
+    deadline = time.monotonic() + 60
+    with st.cond:
+        while len(forwarding(st)) < forwards:
+            if st.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"tpush forward did not start {forwards} forwards:\n{st.result()}")
+            st.cond.wait(0.5)
+    return st
+
+
+def test_a_port_reaches_the_worker_side_with_many_connections_at_once(farm, tpush, server):
+    local = free_port()
+    st = start(tpush, *host_args(farm.hosts[:1]), "forward", f"{local}:127.0.0.1:{server}", forwards=1)
+    try:
+        assert forwarding(st) == [f"tpush: forwarding 127.0.0.1:{local} -> {farm.hosts[0]} 127.0.0.1:{server}"]
+        assert get(local, "/one") == "hello /one"
+        with concurrent.futures.ThreadPoolExecutor(50) as pool:
+            got = list(pool.map(lambda i: get(local, f"/{i}"), range(50)))
+        assert got == [f"hello /{i}" for i in range(50)]
+        # each closed connection left the forward as it was
+        assert get(local, "/after") == "hello /after"
+    finally:
+        st.proc.send_signal(signal.SIGINT)
+        r = st.finish(timeout=30)
+    assert r.returncode == 0, str(r)
+    with pytest.raises(OSError):  # the port is closed with it
+        socket.create_connection(("127.0.0.1", local), timeout=5).close()
+
+
+def test_a_refused_port_is_reported_per_connection_and_the_forward_goes_on(farm, tpush, server):
+    good, bad, closed = free_port(), free_port(), free_port()
+    st = start(tpush, *host_args(farm.hosts[:1]), "forward", f"{bad}:localhost:{closed}",
+               f"{good}:127.0.0.1:{server}", forwards=2)
+    try:
+        with pytest.raises(OSError):
+            get(bad)
+        st.wait_for_stderr(f"forward 127.0.0.1:{bad}: the worker could not connect to localhost:{closed}", 30)
+        assert get(good, "/still") == "hello /still"
+    finally:
+        st.proc.send_signal(signal.SIGINT)
+        r = st.finish(timeout=30)
+    assert r.returncode == 0, str(r)
+
+
+def test_each_worker_gets_the_next_local_port(farm, tpush, server):
+    base = free_port()
+    while any(socket.socket().connect_ex(("127.0.0.1", base + i)) == 0 for i in range(3)):
+        base = free_port()
+    st = start(tpush, "--label", "index", *host_args(farm.hosts[:3]), "forward", "--each",
+               f"{base}:127.0.0.1:{server}", forwards=3)
+    try:
+        assert sorted(forwarding(st)) == [f"tpush: forwarding 127.0.0.1:{base + i} -> w{i} 127.0.0.1:{server}"
+                                 for i in range(3)]
+        assert [get(base + i, f"/w{i}") for i in range(3)] == [f"hello /w{i}" for i in range(3)]
+    finally:
+        st.proc.send_signal(signal.SIGINT)
+        r = st.finish(timeout=30)
+    assert r.returncode == 0, str(r)
+
+
+def test_a_local_port_in_use_is_a_usage_error(farm, tpush):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = tpush(*host_args(farm.hosts[:1]), "forward", f"{port}:localhost:80")
+    assert r.returncode == 2, str(r)
+    assert re.search(rf"forward {port}:localhost:80: local port {port} is in use on 127\.0\.0\.1 "
+                     rf"\(pick another local port", r.err), str(r)
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("http", "'http' is not a local port"),
+    ("8080:localhost:0", "'0' is not a port"),
+    ("1:2:3:4:5", "not a forward"),
+])
+def test_a_spec_that_is_not_one_is_a_usage_error(farm, tpush, spec, says):
+    r = tpush(*host_args(farm.hosts[:1]), "forward", spec)
+    assert r.returncode == 2 and f"forward {spec}: {says}" in r.err, str(r)
