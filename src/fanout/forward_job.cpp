@@ -33,7 +33,10 @@ class ForwardJob::Listener final : public util::Pollable {
   ~Listener() override { ::close(target.listen_fd); }
   int fd() const override { return target.listen_fd; }
   util::Wait wait() const override { return util::Wait::read; }
-  void advance(Clock::time_point) override { job_.pump(); }
+  void advance(Clock::time_point) override {
+    job_.accept_from(*this);
+    job_.pump();
+  }
   void tick(Clock::time_point) override {}
 
   const ForwardTarget target;
@@ -178,6 +181,7 @@ void ForwardJob::release_work() {
 }
 
 void ForwardJob::accept_from(Listener& listener) {
+  if (finished() || !working()) return;
   for (;;) {
     const int fd = ::accept4(listener.target.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a connection that went away before we took it
@@ -238,20 +242,31 @@ bool ForwardJob::move(Connection& c) {
     if (rc == LIBSSH2_ERROR_EAGAIN) return !ssh::sending(session());
     c.eof_sent = true;
   }
+  // libssh2 takes every packet waiting on the socket into its own queue while
+  // it reads any channel: a pass that read something must be followed by
+  // another (here, and in pump() for the other channels) before the loop may
+  // wait on the socket again.
   char buf[64 * 1024];
-  while (!c.remote_eof && c.to_local.size() < kBuffer) {
-    const ssize_t n = libssh2_channel_read(c.channel, buf, sizeof buf);
-    if (n > 0) {
-      c.to_local.append(buf, static_cast<std::size_t>(n));
-      continue;
+  for (;;) {
+    bool got = false;
+    while (!c.remote_eof && c.to_local.size() < kBuffer) {
+      const ssize_t n = libssh2_channel_read(c.channel, buf, sizeof buf);
+      if (n > 0) {
+        c.to_local.append(buf, static_cast<std::size_t>(n));
+        got = moved_ = true;
+        continue;
+      }
+      if (n == LIBSSH2_ERROR_EAGAIN) break;
+      if (n == 0 && !libssh2_channel_eof(c.channel)) break;
+      c.remote_eof = true;
     }
-    if (n == LIBSSH2_ERROR_EAGAIN) break;
-    if (n == 0 && !libssh2_channel_eof(c.channel)) break;
-    c.remote_eof = true;
-  }
-  if (!c.write_local()) {
-    c.to_local.clear();
-    c.local_eof = c.remote_eof = true;
+    const std::size_t held = c.to_local.size();
+    if (!c.write_local()) {
+      c.to_local.clear();
+      c.local_eof = c.remote_eof = true;
+      break;
+    }
+    if (!got || c.to_local.size() == held) break;  // nothing came, or the local side is full
   }
   if (c.remote_eof && c.eof_sent && c.to_local.empty()) c.state = Connection::State::closing;
   return true;
@@ -264,19 +279,26 @@ void ForwardJob::close(Connection& c, const std::string& refusal) {
 
 void ForwardJob::pump() {
   if (finished() || !working()) return;
+  // Called for a local socket too: libssh2 may read the session's socket as
+  // far as a turn of the loop lets it.
+  ssh_session().new_turn();
   if (half_sent_ && !move(*half_sent_)) return;
-  for (auto& l : listeners_) accept_from(*l);
   if (!open_next() || finished()) return;
-  for (auto& c : connections_) {
-    if (c->state == Connection::State::open && !move(*c)) return;
-    if (finished()) return;
-    if (c->state == Connection::State::closing) {
-      const int rc = libssh2_channel_close(c->channel);
-      if (rc == LIBSSH2_ERROR_EAGAIN) return;
-      libssh2_channel_free(c->channel);
-      c->channel = nullptr;
-      c->state = Connection::State::done;
+  // Passes until one moves nothing (see move()), a few at most per turn.
+  for (int pass = 0; pass < 8; ++pass) {
+    moved_ = false;
+    for (auto& c : connections_) {
+      if (c->state == Connection::State::open && !move(*c)) return;
+      if (finished()) return;
+      if (c->state == Connection::State::closing) {
+        const int rc = libssh2_channel_close(c->channel);
+        if (rc == LIBSSH2_ERROR_EAGAIN) return;
+        libssh2_channel_free(c->channel);
+        c->channel = nullptr;
+        c->state = Connection::State::done;
+      }
     }
+    if (!moved_) break;
   }
   for (auto it = connections_.begin(); it != connections_.end();) {
     if ((*it)->state != Connection::State::done) {

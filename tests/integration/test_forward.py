@@ -17,6 +17,9 @@ import pytest
 from conftest import host_args
 
 
+BIG = bytes(range(256)) * (256 * 1024)  # 64 MiB
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -29,7 +32,7 @@ def server():
 
     class Echo(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            body = f"hello {self.path}".encode()
+            body = BIG if self.path == "/big" else f"hello {self.path}".encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -80,6 +83,9 @@ def test_a_port_reaches_the_worker_side_with_many_connections_at_once(farm, tpus
         assert got == [f"hello /{i}" for i in range(50)]
         # each closed connection left the forward as it was
         assert get(local, "/after") == "hello /after"
+        # a long stream arrives whole (libssh2 queues what it read ahead: none of it waits)
+        with urllib.request.urlopen(f"http://127.0.0.1:{local}/big", timeout=60) as r:
+            assert r.read() == BIG
     finally:
         st.proc.send_signal(signal.SIGINT)
         r = st.finish(timeout=30)

@@ -33,6 +33,8 @@ struct ForwardTarget {
 };
 
 class ForwardJob final : public SessionJob {
+  class Listener;
+
  public:
   ForwardJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
              Deadlines deadlines, std::vector<ForwardTarget> targets, std::string label, util::Reactor& reactor,
@@ -44,9 +46,10 @@ class ForwardJob final : public SessionJob {
 
   // Everything a forward does with libssh2 and its sockets, as far as it goes.
   void pump();
+  // Takes the connections waiting on a listener (it said it had some).
+  void accept_from(Listener& listener);
 
  private:
-  class Listener;
   class Connection;
   class SessionWrites;
 
@@ -54,7 +57,6 @@ class ForwardJob final : public SessionJob {
   void advance_work() override;
   util::Wait work_wait() const override;
   void release_work() override;
-  void accept_from(Listener& listener);
   bool open_next();          // false when libssh2 must be waited for
   bool move(Connection& c);  // false when a write was left half sent
   void close(Connection& c, const std::string& refusal);
@@ -69,6 +71,7 @@ class ForwardJob final : public SessionJob {
   std::list<std::unique_ptr<Connection>> connections_;
   std::unique_ptr<SessionWrites> writes_;
   Connection* half_sent_ = nullptr;  // its write must be finished before anything else
+  bool moved_ = false;               // a pass of pump() read something from libssh2
   bool registered_ = false;
   bool stopping_ = false;
 };
