@@ -18,12 +18,6 @@
 namespace tpush::commands {
 namespace {
 
-std::vector<std::string> labels_of(const std::vector<inventory::Worker>& workers) {
-  std::vector<std::string> labels;
-  for (const auto& w : workers) labels.push_back(w.label);
-  return labels;
-}
-
 // What tpush exits with: the shell's own status, as ssh does; 255 when there
 // was none (the worker unreachable, the connection lost, the shell killed).
 int exit_code_of(const fanout::WorkerResult& r) {
@@ -47,8 +41,10 @@ std::size_t pick_shell_worker(const std::vector<inventory::Worker>& workers, con
     by_host = i;
   }
   if (by_host) return *by_host;
+  std::vector<std::string> labels;
+  for (const auto& w : workers) labels.push_back(w.label);
   throw UsageError("tpush shell " + *label + ": no such worker (the workers: " +
-                   inventory::fold_node_set(labels_of(workers)) + "); name one of them, or none for the first");
+                   inventory::fold_node_set(labels) + "); name one of them, or none for the first");
 }
 
 int shell_main(Options& o, int signal_fd) {

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "test_support.h"
 #include "tpush/commands/forward.h"
 #include "tpush/util/error.h"
 
@@ -10,13 +11,9 @@ namespace {
 
 using tpush::commands::parse_forward_spec;
 
-std::string error_of(const std::string& spec) {
-  try {
-    parse_forward_spec(spec);
-  } catch (const tpush::UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
+// The usage error a SPEC gets.
+std::string refusal_of(const std::string& spec) {
+  return tpush::test::error_of<tpush::UsageError>([&] { parse_forward_spec(spec); });
 }
 
 }  // namespace
@@ -48,13 +45,13 @@ TEST_CASE("forward: [BIND:]LPORT:HOST:RPORT, with IPv6 addresses in brackets and
 }
 
 TEST_CASE("forward: what is not a SPEC is a usage error naming it") {
-  CHECK(error_of("http") == "forward http: 'http' is not a local port (1-65535) (write LPORT, or "
+  CHECK(refusal_of("http") == "forward http: 'http' is not a local port (1-65535) (write LPORT, or "
                             "[BIND:]LPORT:HOST:RPORT as ssh -L does)");
-  CHECK(error_of("70000") == "forward 70000: '70000' is not a local port (1-65535) (write LPORT, or "
+  CHECK(refusal_of("70000") == "forward 70000: '70000' is not a local port (1-65535) (write LPORT, or "
                              "[BIND:]LPORT:HOST:RPORT as ssh -L does)");
-  CHECK(error_of("1:2") == "forward 1:2: not a forward (write LPORT, or [BIND:]LPORT:HOST:RPORT as ssh -L does)");
-  CHECK(error_of("8080::80") == "forward 8080::80: not a forward (write LPORT, or [BIND:]LPORT:HOST:RPORT as ssh "
+  CHECK(refusal_of("1:2") == "forward 1:2: not a forward (write LPORT, or [BIND:]LPORT:HOST:RPORT as ssh -L does)");
+  CHECK(refusal_of("8080::80") == "forward 8080::80: not a forward (write LPORT, or [BIND:]LPORT:HOST:RPORT as ssh "
                                 "-L does)");
-  CHECK(error_of("[::1:80:h:1") == "forward [::1:80:h:1: '[' without ']' (write LPORT, or [BIND:]LPORT:HOST:RPORT "
+  CHECK(refusal_of("[::1:80:h:1") == "forward [::1:80:h:1: '[' without ']' (write LPORT, or [BIND:]LPORT:HOST:RPORT "
                                    "as ssh -L does)");
 }

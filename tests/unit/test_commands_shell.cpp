@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
 #include "tpush/commands/shell.h"
 #include "tpush/util/error.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 using tpush::commands::pick_shell_worker;
 
-tpush::inventory::Worker worker(std::string host, std::string label, uint16_t port = 0) {
+tpush::inventory::Worker shell_worker(std::string host, std::string label, uint16_t port = 0) {
   tpush::inventory::Worker w;
   w.target.host = std::move(host);
   w.target.port = port;
@@ -20,28 +21,24 @@ tpush::inventory::Worker worker(std::string host, std::string label, uint16_t po
   return w;
 }
 
-std::string error_of(const std::vector<tpush::inventory::Worker>& ws, const std::string& label) {
-  try {
-    pick_shell_worker(ws, label);
-  } catch (const tpush::UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
+// The usage error LABEL gets.
+std::string refusal_of(const std::vector<tpush::inventory::Worker>& ws, const std::string& label) {
+  return tpush::test::error_of<tpush::UsageError>([&] { pick_shell_worker(ws, label); });
 }
 
 }  // namespace
 
 TEST_CASE("shell: no label is the first worker, a label or a host names one") {
-  const std::vector<tpush::inventory::Worker> ws = {worker("10.0.0.1", "s0w0"), worker("10.0.0.2", "s0w1"),
-                                                    worker("10.0.0.3", "s1w0")};
+  const std::vector<tpush::inventory::Worker> ws = {shell_worker("10.0.0.1", "s0w0"), shell_worker("10.0.0.2", "s0w1"),
+                                                    shell_worker("10.0.0.3", "s1w0")};
   CHECK(pick_shell_worker(ws, std::nullopt) == 0);
   CHECK(pick_shell_worker(ws, std::string("s1w0")) == 2);
   CHECK(pick_shell_worker(ws, std::string("10.0.0.2")) == 1);
 }
 
 TEST_CASE("shell: a label that names no worker, or a host with several, is a usage error that lists them") {
-  const std::vector<tpush::inventory::Worker> ws = {worker("h", "w0"), worker("h", "w1", 2222)};
-  CHECK(error_of(ws, "w7") == "tpush shell w7: no such worker (the workers: w[0-1]); name one of them, or none "
+  const std::vector<tpush::inventory::Worker> ws = {shell_worker("h", "w0"), shell_worker("h", "w1", 2222)};
+  CHECK(refusal_of(ws, "w7") == "tpush shell w7: no such worker (the workers: w[0-1]); name one of them, or none "
                               "for the first");
-  CHECK(error_of(ws, "h") == "tpush shell h: several workers are on that host (w0, w1); name one by its label");
+  CHECK(refusal_of(ws, "h") == "tpush shell h: several workers are on that host (w0, w1); name one by its label");
 }
