@@ -52,8 +52,10 @@ class ForwardJob::Connection final : public util::Pollable {
   Connection(int fd, const ForwardTarget& to, ForwardJob& job) : target(to), fd_(fd), job_(job) {}
   ~Connection() override { ::close(fd_); }
   int fd() const override { return state == State::done ? -1 : fd_; }
+  // Nothing is read before the channel is open: what the client sent first
+  // waits in the socket (watching it then would wake the loop for nothing).
   util::Wait wait() const override {
-    const bool read = !local_eof && to_remote.size() < kBuffer && state != State::closing;
+    const bool read = state == State::open && !local_eof && to_remote.size() < kBuffer;
     const bool write = !to_local.empty();
     return read && write ? util::Wait::read_write : read ? util::Wait::read : write ? util::Wait::write : util::Wait::none;
   }
@@ -90,7 +92,10 @@ class ForwardJob::Connection final : public util::Pollable {
         return false;
       }
     }
-    if (remote_eof && !shut_) shut_ = ::shutdown(fd_, SHUT_WR) == 0 || true;
+    if (remote_eof && !shut_) {
+      ::shutdown(fd_, SHUT_WR);  // the far side ended: so does what the client reads
+      shut_ = true;
+    }
     return true;
   }
 
