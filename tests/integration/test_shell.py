@@ -117,7 +117,7 @@ def test_the_screen_is_the_remote_programs(farm, tpush):
 def test_the_local_terminal_is_as_it_was_afterwards(farm, tpush):
     """tpush puts the terminal in raw mode for the shell and back afterwards: the same
     settings before and after, whether the shell exits or the connection is lost."""
-    wrap = "stty -g > before; TPUSH; echo status=$?; stty -g > after; cmp -s before after && echo same-settings"
+    wrap = 'b=$(stty -g); TPUSH; echo status=$?; [ "$(stty -g)" = "$b" ] && echo same-settings'
     for ending in ("exit 3\r", "kill -9 $PPID\r"):
         sh = Shell(tpush, [*host_args(farm.hosts[:1]), "shell"], wrap=wrap)
         sh.child.send(ending)
