@@ -212,16 +212,8 @@ void CommandJob::finish_from_channel() {
   if (claimed_ && channel_->phase() == ssh::ExecChannel::Phase::done && channel_->exit_signal().empty() &&
       channel_->exit_status() == 255 && group_ && !group_->pgid())
     return finish(claimed_->first, claimed_->second + ": it may have run, so it was not run again");
-  if (channel_->phase() == ssh::ExecChannel::Phase::failed) {
-    if (restart_on_fresh_session()) return;
-    const auto& err = channel_->error();
-    if (channel_->server_hung_up()) return finish(Outcome::lost, lost_reason(err));
-    return finish(Outcome::failed, err);
-  }
-  if (!channel_->exit_signal().empty())
-    return finish(Outcome::failed, "killed by SIG" + channel_->exit_signal(), -1, channel_->exit_signal());
-  const int status = channel_->exit_status();
-  finish(status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(status), status);
+  if (channel_->phase() == ssh::ExecChannel::Phase::failed && restart_on_fresh_session()) return;
+  finish_from(*channel_);
 }
 
 bool CommandJob::signal_group(const std::string& signal) {

@@ -135,6 +135,17 @@ std::string SessionJob::lost_reason(const std::string& detail) const {
   return "connection lost (" + (cause.empty() ? detail : cause) + ")";
 }
 
+void SessionJob::finish_from(const ssh::ExecChannel& channel) {
+  if (channel.phase() == ssh::ExecChannel::Phase::failed) {
+    if (channel.server_hung_up()) return finish(Outcome::lost, lost_reason(channel.error()));
+    return finish(Outcome::failed, channel.error());
+  }
+  if (!channel.exit_signal().empty())
+    return finish(Outcome::failed, "killed by SIG" + channel.exit_signal(), -1, channel.exit_signal());
+  const int status = channel.exit_status();
+  finish(status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(status), status);
+}
+
 void SessionJob::release() {
   const bool keep = !pool_key_.empty() && working_ && work_clean() &&
                     connection_->phase() == ssh::Session::Phase::ready && !connection_->peer_closed();

@@ -28,18 +28,7 @@ void ShellJob::start_work(LIBSSH2_SESSION* session) {
 
 void ShellJob::advance_work() {
   channel_->advance(sink_);
-  if (channel_->ended()) finish_from_channel();
-}
-
-void ShellJob::finish_from_channel() {
-  if (channel_->phase() == ssh::ExecChannel::Phase::failed) {
-    if (channel_->server_hung_up()) return finish(Outcome::lost, lost_reason(channel_->error()));
-    return finish(Outcome::failed, channel_->error());
-  }
-  if (!channel_->exit_signal().empty())
-    return finish(Outcome::failed, "killed by SIG" + channel_->exit_signal(), -1, channel_->exit_signal());
-  const int status = channel_->exit_status();
-  finish(status == 0 ? Outcome::ok : Outcome::failed, "exit " + std::to_string(status), status);
+  if (channel_->ended()) finish_from(*channel_);
 }
 
 util::Wait ShellJob::work_wait() const {

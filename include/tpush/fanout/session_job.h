@@ -14,6 +14,7 @@
 
 #include "tpush/fanout/worker_job.h"
 #include "tpush/ssh/agent/channel.h"
+#include "tpush/ssh/exec_channel.h"
 #include "tpush/ssh/kept_shell.h"
 #include "tpush/ssh/session.h"
 #include "tpush/ssh/session_watch.h"
@@ -84,6 +85,9 @@ class SessionJob : public WorkerJob {
   // "connection lost (DETAIL)", or with the cause when the way there failed
   // ("connection lost (jump host bastion:22: connection lost (...))").
   std::string lost_reason(const std::string& detail) const;
+  // Ends the job as `channel`, which ended, says: its failure (the connection
+  // lost, or what failed), the signal that killed the command, or its status.
+  void finish_from(const ssh::ExecChannel& channel);
   LIBSSH2_SESSION* session() const { return connection_->session(); }
   ssh::Session& ssh_session() const { return *connection_; }
   // What answers the agent channels the worker opens on this session (a

@@ -32,7 +32,6 @@ class ShellJob final : public SessionJob {
   void tick_work() override;
   bool work_paused() const override { return channel_ && channel_->paused(); }
   void release_work() override;
-  void finish_from_channel();
   void follow_size();
 
   ssh::ExecChannel::Settings channel_settings_;
