@@ -39,6 +39,7 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
   if (want_shell_) raw_command_ = command_;
   if (!channel_settings_.pty) {
     group_.emplace();
+    channel_settings_.stdin_watched = !settings.pool && !channel_settings_.input;
     command_ = ssh::with_group_report(command_, hang_up_watch(settings));
   }
   sink_.data = [this](int stream, std::string_view bytes) {
@@ -51,12 +52,9 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
 // A session a persist master may keep gets the connection's guardian; a
 // command without input, the watch on its channel's stdin; one that reads
 // tpush's input, its own watchdog (said once, under -v).
-ssh::HangUpWatch CommandJob::hang_up_watch(const ssh::ConnectionSettings& settings) {
+ssh::HangUpWatch CommandJob::hang_up_watch(const ssh::ConnectionSettings& settings) const {
   if (settings.pool) return ssh::HangUpWatch::per_connection;
-  if (!channel_settings_.input) {
-    channel_settings_.stdin_watched = true;
-    return ssh::HangUpWatch::stdin;
-  }
+  if (channel_settings_.stdin_watched) return ssh::HangUpWatch::stdin;
   static std::once_flag said;
   std::call_once(said, [] {
     spdlog::debug("the command reads tpush's input, so its stdin cannot carry the hang-up: each worker "

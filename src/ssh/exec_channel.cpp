@@ -122,8 +122,7 @@ void ExecChannel::advance(const Sink& sink) {
         const int rc = libssh2_channel_close(channel_);
         if (would_block(rc)) return;
         if (rc != 0) return fail("closing the channel failed", rc);
-        close_sent_ = true;
-        if (close_received_) return finish();
+        if (settings_.stdin_watched) return finish();  // the server's close came first
         phase_ = Phase::wait_closed;
         break;
       }
@@ -139,8 +138,7 @@ void ExecChannel::advance(const Sink& sink) {
           exit_signal_.assign(sig, siglen);
           libssh2_free(session_, sig);
         }
-        close_received_ = true;
-        if (!close_sent_) {
+        if (settings_.stdin_watched) {  // ours follows it
           phase_ = Phase::close;
           break;
         }

@@ -80,7 +80,7 @@ class CommandJob final : public SessionJob {
   // Sends `signal` to the remote process group over a new channel, as soon as
   // the group is known; false when it never will be (a pty, or no tag came).
   bool signal_group(const std::string& signal);
-  ssh::HangUpWatch hang_up_watch(const ssh::ConnectionSettings& settings);
+  ssh::HangUpWatch hang_up_watch(const ssh::ConnectionSettings& settings) const;
   void stderr_data(std::string_view bytes);
   bool stops_pending() const;
   // The command ended while a stop channel (its Ctrl-C's kill) was still

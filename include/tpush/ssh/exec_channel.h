@@ -119,8 +119,6 @@ class ExecChannel {
   bool agent_forwarded_ = false;
   std::string agent_refusal_;
   bool eof_sent_ = false;
-  bool close_sent_ = false;
-  bool close_received_ = false;  // the server's close, with the exit status before it
   bool input_refused_ = false;  // the remote side closed: no more stdin
   bool packet_pending_ = false;  // a stdin write half sent (see feed_input)
   bool input_held_ = false;
