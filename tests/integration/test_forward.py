@@ -5,6 +5,7 @@ connection and the forward goes on; a local port in use is a usage error."""
 
 import concurrent.futures
 import http.server
+import random
 import re
 import signal
 import socket
@@ -20,10 +21,25 @@ from conftest import host_args
 BIG = bytes(range(256)) * (256 * 1024)  # 64 MiB
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(count: int = 1) -> int:
+    """The first of `count` consecutive local ports free on 127.0.0.1, below the kernel's
+    ephemeral range: there, the other tests' outgoing connections take ports at any time."""
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    for _ in range(1000):
+        base = random.randrange(10000, low - count)
+        socks = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {count} consecutive free ports below {low}")
 
 
 @pytest.fixture
@@ -110,9 +126,7 @@ def test_a_refused_port_is_reported_per_connection_and_the_forward_goes_on(farm,
 
 
 def test_each_worker_gets_the_next_local_port(farm, tpush, server):
-    base = free_port()
-    while any(socket.socket().connect_ex(("127.0.0.1", base + i)) == 0 for i in range(3)):
-        base = free_port()
+    base = free_port(3)
     st = start(tpush, "--label", "index", *host_args(farm.hosts[:3]), "forward", "--each",
                f"{base}:127.0.0.1:{server}", forwards=3)
     try:
