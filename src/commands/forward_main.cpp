@@ -124,7 +124,7 @@ int forward_main(Options& o, int signal_fd) {
   if (each) {
     chosen = std::move(t.workers);
   } else {
-    chosen.push_back(std::move(t.workers[pick_shell_worker(t.workers, on)]));
+    chosen.push_back(std::move(t.workers[pick_worker(t.workers, on, "tpush forward --on " + on.value_or(""))]));
   }
   // Every port is bound before anything connects: a port in use stops the run at once.
   std::vector<std::vector<fanout::ForwardTarget>> targets(chosen.size());
@@ -147,13 +147,11 @@ int forward_main(Options& o, int signal_fd) {
     throw;
   }
 
-  std::vector<std::string> labels;
-  for (const auto& w : chosen) labels.push_back(w.label);
   RunContext ctx(o, std::move(chosen), signal_fd);
   ctx.on_events([] {});  // no status line: the forward runs until Ctrl-C
   auto make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
     return std::make_unique<fanout::ForwardJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i),
-                                                std::move(targets[i]), labels[i], *ctx.reactor(), ctx.output());
+                                                std::move(targets[i]), ctx.labels()[i], *ctx.reactor(), ctx.output());
   };
   const fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job);
   ctx.writer().drain_and_stop();
@@ -161,7 +159,7 @@ int forward_main(Options& o, int signal_fd) {
   for (std::size_t i = 0; i < run.results.size(); ++i) {
     const auto& r = run.results[i];
     if (r.outcome == fanout::Outcome::ok) continue;
-    std::fprintf(stderr, "tpush: %s: %s\n", labels[i].c_str(), r.reason.c_str());
+    std::fprintf(stderr, "tpush: %s: %s\n", ctx.labels()[i].c_str(), r.reason.c_str());
     code = r.outcome == fanout::Outcome::interrupted ? output::exit_code::interrupted : output::exit_code::unreachable;
   }
   return code;

@@ -28,7 +28,8 @@ int exit_code_of(const fanout::WorkerResult& r) {
 
 }  // namespace
 
-std::size_t pick_shell_worker(const std::vector<inventory::Worker>& workers, const std::optional<std::string>& label) {
+std::size_t pick_worker(const std::vector<inventory::Worker>& workers, const std::optional<std::string>& label,
+                        const std::string& asked) {
   if (!label) return 0;
   for (std::size_t i = 0; i < workers.size(); ++i)
     if (workers[i].label == *label) return i;
@@ -36,14 +37,14 @@ std::size_t pick_shell_worker(const std::vector<inventory::Worker>& workers, con
   for (std::size_t i = 0; i < workers.size(); ++i) {
     if (workers[i].target.host != *label) continue;
     if (by_host)
-      throw UsageError("tpush shell " + *label + ": several workers are on that host (" + workers[*by_host].label +
+      throw UsageError(asked + ": several workers are on that host (" + workers[*by_host].label +
                        ", " + workers[i].label + "); name one by its label");
     by_host = i;
   }
   if (by_host) return *by_host;
   std::vector<std::string> labels;
   for (const auto& w : workers) labels.push_back(w.label);
-  throw UsageError("tpush shell " + *label + ": no such worker (the workers: " +
+  throw UsageError(asked + ": no such worker (the workers: " +
                    inventory::fold_node_set(labels) + "); name one of them, or none for the first");
 }
 
@@ -62,11 +63,9 @@ int shell_main(Options& o, int signal_fd) {
     throw UsageError("tpush shell: stdin is not a terminal, and the shell is interactive (run it from a terminal; "
                      "to run commands, give them: tpush -w HOSTS 'CMD')");
   Targets t = resolve_targets(o, signal_fd);
-  const std::size_t chosen = pick_shell_worker(t.workers, args->empty() ? std::nullopt : std::optional(args->front()));
-  std::vector<inventory::Worker> one{std::move(t.workers[chosen])};
-  const std::string label = one.front().label;
-
-  RunContext ctx(o, std::move(one), signal_fd);
+  const std::optional<std::string> label = args->empty() ? std::nullopt : std::optional(args->front());
+  const std::size_t chosen = pick_worker(t.workers, label, "tpush shell " + label.value_or(""));
+  RunContext ctx(o, {std::move(t.workers[chosen])}, signal_fd);
   output::RawOutput raw(ctx.writer());
   ctx.on_events([] {});  // no status line over the shell's screen
   fanout::InputFeed keys(STDIN_FILENO);
@@ -82,7 +81,7 @@ int shell_main(Options& o, int signal_fd) {
   }
   const fanout::WorkerResult& r = run.results.front();
   if (r.exit_status < 0 || !r.signal.empty())
-    std::fprintf(stderr, "tpush: %s: %s\n", label.c_str(), r.reason.c_str());
+    std::fprintf(stderr, "tpush: %s: %s\n", ctx.labels().front().c_str(), r.reason.c_str());
   return exit_code_of(r);
 }
 

@@ -10,7 +10,7 @@
 
 namespace {
 
-using tpush::commands::pick_shell_worker;
+using tpush::commands::pick_worker;
 
 tpush::inventory::Worker shell_worker(std::string host, std::string label, uint16_t port = 0) {
   tpush::inventory::Worker w;
@@ -23,7 +23,7 @@ tpush::inventory::Worker shell_worker(std::string host, std::string label, uint1
 
 // The usage error LABEL gets.
 std::string refusal_of(const std::vector<tpush::inventory::Worker>& ws, const std::string& label) {
-  return tpush::test::error_of<tpush::UsageError>([&] { pick_shell_worker(ws, label); });
+  return tpush::test::error_of<tpush::UsageError>([&] { pick_worker(ws, label, "tpush shell " + label); });
 }
 
 }  // namespace
@@ -31,9 +31,9 @@ std::string refusal_of(const std::vector<tpush::inventory::Worker>& ws, const st
 TEST_CASE("shell: no label is the first worker, a label or a host names one") {
   const std::vector<tpush::inventory::Worker> ws = {shell_worker("10.0.0.1", "s0w0"), shell_worker("10.0.0.2", "s0w1"),
                                                     shell_worker("10.0.0.3", "s1w0")};
-  CHECK(pick_shell_worker(ws, std::nullopt) == 0);
-  CHECK(pick_shell_worker(ws, std::string("s1w0")) == 2);
-  CHECK(pick_shell_worker(ws, std::string("10.0.0.2")) == 1);
+  CHECK(pick_worker(ws, std::nullopt, "tpush shell") == 0);
+  CHECK(pick_worker(ws, std::string("s1w0"), "tpush shell s1w0") == 2);
+  CHECK(pick_worker(ws, std::string("10.0.0.2"), "tpush shell 10.0.0.2") == 1);
 }
 
 TEST_CASE("shell: a label that names no worker, or a host with several, is a usage error that lists them") {
