@@ -17,7 +17,7 @@ namespace tpush::ssh_config {
 
 namespace {
 
-constexpr std::size_t kMaxIdentityFiles = 100;   // SSH_MAX_IDENTITY_FILES
+constexpr std::size_t kMaxIdentityFiles = 100;   // SSH_MAX_IDENTITY_FILES, SSH_MAX_CERTIFICATE_FILES
 constexpr std::size_t kMaxKnownHostsFiles = 32;  // SSH_MAX_HOSTS_FILES
 constexpr uint16_t kDefaultPort = 22;
 
@@ -184,6 +184,7 @@ class Resolver {
     switch (d.key) {
       case ConfigKey::hostname:
       case ConfigKey::identity_file:
+      case ConfigKey::certificate_file:
       case ConfigKey::identity_agent:
       case ConfigKey::proxy_command: host_dependent_ = host_dependent_ || has_token(v.text); break;
       case ConfigKey::user_known_hosts_file:
@@ -211,7 +212,9 @@ class Resolver {
       case ConfigKey::hostname: return obtain(out_.hostname, v.text);
       case ConfigKey::user: return obtain(out_.user, v.text);
       case ConfigKey::port: return obtain(out_.port, static_cast<uint16_t>(v.number));
-      case ConfigKey::identity_file: return add_identity_file(d);
+      case ConfigKey::identity_file: return add_key_file(out_.identity_files, identity_user_scope_, "IdentityFile", d);
+      case ConfigKey::certificate_file:
+        return add_key_file(out_.certificate_files, certificate_user_scope_, "CertificateFile", d);
       case ConfigKey::identities_only: return obtain(out_.identities_only, v.number != 0);
       case ConfigKey::batch_mode: return obtain(out_.batch_mode, v.number != 0);
       case ConfigKey::identity_agent: return obtain(out_.identity_agent, v.text);
@@ -249,17 +252,19 @@ class Resolver {
     }
   }
 
-  void add_identity_file(const ConfigDirective& d) {
-    if (out_.identity_files.size() >= kMaxIdentityFiles) {
-      out_.errors.push_back(where(d) + ": IdentityFile: more than " + std::to_string(kMaxIdentityFiles) +
-                            " identity files apply to this host; remove some");
+  // IdentityFile and CertificateFile add up, to OpenSSH's limit of each.
+  void add_key_file(std::vector<IdentityFileEntry>& files, std::vector<bool>& user_scope, const char* keyword,
+                    const ConfigDirective& d) {
+    if (files.size() >= kMaxIdentityFiles) {
+      out_.errors.push_back(where(d) + ": " + keyword + ": more than " + std::to_string(kMaxIdentityFiles) +
+                            " files apply to this host; remove some");
       return;
     }
     // OpenSSH drops a repeat of the same text from the same kind of file.
-    for (std::size_t i = 0; i < out_.identity_files.size(); ++i)
-      if (identity_user_scope_[i] == d.user_scope && out_.identity_files[i].written == d.value.text) return;
-    out_.identity_files.push_back(IdentityFileEntry{"", d.value.text, origin_of(parsed_, d)});
-    identity_user_scope_.push_back(d.user_scope);
+    for (std::size_t i = 0; i < files.size(); ++i)
+      if (user_scope[i] == d.user_scope && files[i].written == d.value.text) return;
+    files.push_back(IdentityFileEntry{"", d.value.text, origin_of(parsed_, d)});
+    user_scope.push_back(d.user_scope);
   }
 
   void add_known_hosts(ConfigField<std::vector<std::string>>& field, const ConfigDirective& d) {
@@ -307,7 +312,7 @@ class Resolver {
   std::optional<std::string> ignore_unknown_;
   ConfigField<ProxyJumpValue> jump_;
   ConfigField<std::string> proxy_command_;
-  std::vector<bool> identity_user_scope_;
+  std::vector<bool> identity_user_scope_, certificate_user_scope_;
   TokenTable tokens_;
   bool hash_set_ = false;  // %C, a SHA-1, is made only for a value that uses it
   bool probe_ = false;     // sharing_key(): walk only
@@ -395,6 +400,8 @@ void Resolver::expand_paths() {
   for (IdentityFileEntry& id : out_.identity_files)
     if (!iequals(id.written, "none"))
       id.path = expand(id.written, kClientTokens, true, true, "IdentityFile", id.origin);
+  for (IdentityFileEntry& cert : out_.certificate_files)
+    cert.path = expand(cert.written, kClientTokens, true, true, "CertificateFile", cert.origin);
   if (out_.identity_agent.value)
     out_.identity_agent.value =
         expand(*out_.identity_agent.value, kClientTokens, true, true, "IdentityAgent", out_.identity_agent.origin);

@@ -20,6 +20,7 @@ constexpr KeywordInfo kKeywords[] = {
     {"Port", K::port, V::port},
     {"IdentityFile", K::identity_file, V::text},
     {"IdentityFile2", K::identity_file, V::text},  // obsolete alias
+    {"CertificateFile", K::certificate_file, V::text},
     {"IdentitiesOnly", K::identities_only, V::flag},
     {"IdentityAgent", K::identity_agent, V::agent_socket},
     {"ProxyJump", K::proxy_jump, V::proxy_jump},
@@ -47,7 +48,6 @@ constexpr KeywordInfo kKeywords[] = {
     {"CanonicalizeMaxDots", K::other, V::integer},
     {"CanonicalizePermittedCNAMEs", K::other, V::cname_rules},
     {"CASignatureAlgorithms", K::other, V::algorithms},
-    {"CertificateFile", K::other, V::text},
     {"ChallengeResponseAuthentication", K::other, V::flag},  // alias
     {"CheckHostIP", K::other, V::flag},
     {"Ciphers", K::other, V::algorithms},

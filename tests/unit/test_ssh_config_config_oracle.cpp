@@ -163,6 +163,7 @@ std::multimap<std::string, std::string> as_dump(const HostConfig& c) {
   f.emplace("user", *c.user.value);
   f.emplace("port", std::to_string(*c.port.value));
   for (const IdentityFileEntry& id : c.identity_files) f.emplace("identityfile", id.written);
+  for (const IdentityFileEntry& cert : c.certificate_files) f.emplace("certificatefile", cert.written);
   f.emplace("identitiesonly", yes_no(*c.identities_only.value));
   if (c.identity_agent.value) f.emplace("identityagent", *c.identity_agent.value);
   if (c.proxy.value && c.proxy.value->kind == ProxySetting::Kind::jump)
@@ -187,7 +188,7 @@ std::multimap<std::string, std::string> as_dump(const HostConfig& c) {
 }
 
 const char* const kCompared[] = {
-    "hostname", "user", "port", "identityfile", "identitiesonly", "identityagent", "proxyjump",
+    "hostname", "user", "port", "identityfile", "certificatefile", "identitiesonly", "identityagent", "proxyjump",
     "proxycommand", "connecttimeout", "serveraliveinterval", "serveralivecountmax",
     "stricthostkeychecking", "userknownhostsfile", "globalknownhostsfile", "hostkeyalias",
     "addressfamily", "connectionattempts", "batchmode", "forwardagent"};

@@ -128,6 +128,7 @@ struct HostConfig {
   ConfigField<std::string> user;
   ConfigField<uint16_t> port;
   std::vector<IdentityFileEntry> identity_files;  // in order; empty: unset
+  std::vector<IdentityFileEntry> certificate_files;  // in order; none by default
   ConfigField<bool> identities_only;
   // Expanded. Besides a socket path: `none` (no agent), `SSH_AUTH_SOCK` (the
   // variable, as without the keyword), `$NAME` (that variable's value).
@@ -188,7 +189,7 @@ class SshConfig {
   // Queries with the same key resolve to the same HostConfig but for `host`
   // (so with the same HostName, or none): the same Host and Match lines apply
   // to them, with the same user and port given, and nothing finish() expands
-  // can take the host (no '%' in HostName, IdentityFile, IdentityAgent,
+  // can take the host (no '%' in HostName, IdentityFile, CertificateFile, IdentityAgent,
   // UserKnownHostsFile or ProxyCommand, no ProxyJump that may end at the host).
   // nullopt when that cannot be said, or resolve() would report errors: then
   // resolve the query itself. Costs one walk of the lines, copying nothing

@@ -14,7 +14,7 @@ enum class ConfigKey : uint8_t {
   // Structure, handled by the parser.
   host, match, include,
   // Values tpush resolves per host.
-  hostname, user, port, identity_file, identities_only, identity_agent, proxy_jump,
+  hostname, user, port, identity_file, certificate_file, identities_only, identity_agent, proxy_jump,
   proxy_command, connect_timeout, server_alive_interval, server_alive_count_max,
   strict_host_key_checking, user_known_hosts_file, global_known_hosts_file, host_key_alias,
   address_family, connection_attempts, forward_agent,
