@@ -40,6 +40,7 @@ class Writer {
     line(out, "User", config_argument(r.user.value, false));
     for (const auto& f : r.identity_files) line(out, "IdentityFile", config_argument(f.value.string(), true));
     if (r.identity_files.empty()) line(out, "IdentityFile", "none");
+    for (const auto& f : r.certificate_files) line(out, "CertificateFile", config_argument(f.value.string(), true));
     line(out, "IdentitiesOnly", r.identities_only.value ? "yes" : "no");
     const std::string& agent = r.identity_agent.value;
     line(out, "IdentityAgent", agent.empty() ? "SSH_AUTH_SOCK" : agent == "none" ? "none" : config_argument(agent, true));

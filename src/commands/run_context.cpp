@@ -120,6 +120,18 @@ std::vector<std::filesystem::path> identity_files_of(const std::vector<Reach>& r
   return out;
 }
 
+// Every CertificateFile any worker (or jump host) names.
+std::vector<std::filesystem::path> certificate_files_of(const std::vector<Reach>& reaches) {
+  std::vector<std::filesystem::path> out;
+  std::function<void(const Reach&)> add = [&](const Reach& r) {
+    for (const auto& f : r.certificate_files)
+      if (std::find(out.begin(), out.end(), f.value) == out.end()) out.push_back(f.value);
+    for (const auto& hop : r.jump) add(hop.reach);
+  };
+  for (const auto& r : reaches) add(r);
+  return out;
+}
+
 std::vector<Reach> plan_all(const ReachPlanner& planner, const std::vector<inventory::Worker>& workers) {
   std::vector<Reach> reaches;
   reaches.reserve(workers.size());
@@ -137,7 +149,8 @@ RunContext::RunContext(const Options& o, std::vector<inventory::Worker> workers,
       started_(std::chrono::steady_clock::now()),
       home_(planner_.home()),
       credentials_(ssh::Credentials::gather(identity_files_of(reaches_, true), identity_files_of(reaches_, false),
-                                            !every_session_kept(o, reaches_), terminal_of(o))),
+                                            certificate_files_of(reaches_), !every_session_kept(o, reaches_),
+                                            terminal_of(o))),
       labels_(labels_of(workers_)),
       fanout_(choose_fanout(o, workers_.size())),
       writer_(STDOUT_FILENO, STDERR_FILENO),
@@ -315,6 +328,16 @@ ssh::Identities RunContext::identities_for(const Reach& r) const {
     if (const ssh::KeyFile* k = credentials_.find(f.value))
       if (std::find(ids.keys.begin(), ids.keys.end(), k) == ids.keys.end()) ids.keys.push_back(k);
   ids.identities_only = r.identities_only.value;
+  // CertificateFile's, else those beside the keys (ssh's rule); each only
+  // with its key among this worker's, and that key usable.
+  const auto usable = [&](const ssh::UserCertificate* c) {
+    return c && c->key && !c->key->unasked && std::find(ids.keys.begin(), ids.keys.end(), c->key) != ids.keys.end();
+  };
+  for (const auto& f : r.certificate_files)
+    if (const ssh::UserCertificate* c = credentials_.find_certificate(f.value); usable(c)) ids.certificates.push_back(c);
+  if (r.certificate_files.empty())
+    for (const ssh::KeyFile* k : ids.keys)
+      if (usable(k->certificate)) ids.certificates.push_back(k->certificate);
   return ids;
 }
 

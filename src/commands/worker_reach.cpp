@@ -188,6 +188,7 @@ void ReachPlanner::plan_keys(const ssh_config::HostConfig& c, Reach& r) const {
   for (const auto& f : mine.identities) r.identity_files.push_back({fs::absolute(f), config_origin("identity")});
   if (options_.identities.empty() && c.identity_files.empty() && mine.identities.empty())
     for (const auto& f : default_identities_) r.identity_files.push_back({f, "default"});
+  for (const auto& e : c.certificate_files) r.certificate_files.push_back({e.path, e.origin.to_string()});
   r.identities_only = c.identities_only.is_set() ? from_config<bool>(c.identities_only) : Sourced<bool>{false, "default"};
   r.identity_agent = {"", "default"};
   if (c.identity_agent.is_set()) {

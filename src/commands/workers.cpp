@@ -183,6 +183,19 @@ void paths(JsonWriter& j, std::string_view name, const Sourced<std::vector<std::
   j.end_object();
 }
 
+// [{"from": ..., "value": PATH}, ...]: files that add up, each from its own line.
+void file_list(JsonWriter& j, const char* name, const std::vector<Sourced<std::filesystem::path>>& files) {
+  j.key(name);
+  j.begin_array();
+  for (const auto& f : files) {
+    j.begin_object();
+    j.member("from", f.from);
+    j.member("value", f.value.native());
+    j.end_object();
+  }
+  j.end_array();
+}
+
 // `hostname_at`, when given, is set to where the host name's value (quoted)
 // starts and ends in the writer's text.
 void reach_json(JsonWriter& j, const Reach& r, std::pair<std::size_t, std::size_t>* hostname_at = nullptr) {
@@ -190,6 +203,7 @@ void reach_json(JsonWriter& j, const Reach& r, std::pair<std::size_t, std::size_
   sourced_text(j, "address_family", family_name(r.address_family.value), r.address_family.from);
   sourced(j, "alive_count", r.alive_count);
   sourced(j, "alive_interval", r.alive_interval);
+  if (!r.certificate_files.empty()) file_list(j, "certificate_files", r.certificate_files);
   sourced(j, "connect_timeout", r.connect_timeout);
   sourced(j, "connection_attempts", r.connection_attempts);
   paths(j, "global_known_hosts_files", r.global_known_hosts);
@@ -205,15 +219,7 @@ void reach_json(JsonWriter& j, const Reach& r, std::pair<std::size_t, std::size_
   j.end_object();
   sourced(j, "identities_only", r.identities_only);
   sourced(j, "identity_agent", r.identity_agent);
-  j.key("identity_files");
-  j.begin_array();
-  for (const auto& f : r.identity_files) {
-    j.begin_object();
-    j.member("from", f.from);
-    j.member("value", f.value.native());
-    j.end_object();
-  }
-  j.end_array();
+  file_list(j, "identity_files", r.identity_files);
   sourced(j, "port", r.port);
   sourced(j, "user", r.user);
   paths(j, "user_known_hosts_files", r.user_known_hosts);
@@ -335,6 +341,7 @@ std::string details_text(const Reach& r) {
   std::string out;
   out += "    host " + with_from(r.hostname.value, r.hostname.from) + ", port " +
          with_from(std::to_string(r.port.value), r.port.from) + ", user " + with_from(r.user.value, r.user.from) + "\n";
+  for (const auto& f : r.certificate_files) keys += (keys.empty() ? "" : ", ") + with_from(f.value.string(), f.from);
   out += "    keys " + (keys.empty() ? std::string("none") : keys) + "; agent " +
          with_from(agent, r.identity_agent.from) + (r.identities_only.value ? "; IdentitiesOnly" : "") + "\n";
   out += "    via " + (r.via == Reach::Via::direct ? std::string("direct") : with_from(r.via_text(), r.via_from)) +

@@ -12,8 +12,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
+#include "tpush/ssh/agent/client.h"
+#include "tpush/ssh/agent/protocol.h"
 #include "tpush/ssh/hangup.h"
 #include "tpush/ssh/library.h"
 #include "tpush/ssh/way/name_lookup.h"
@@ -31,6 +34,32 @@ int sign_with_key(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len, c
   const auto* key = static_cast<const SigningKey*>(*abstract);
   const auto signature = key->sign_userauth_request({reinterpret_cast<const char*>(data), data_len});
   if (!signature) return -1;
+  *sig = static_cast<unsigned char*>(session_memory::allocate(signature->size(), nullptr));
+  if (!*sig) return -1;
+  std::memcpy(*sig, signature->data(), signature->size());
+  *sig_len = signature->size();
+  return 0;
+}
+
+// libssh2's sign callback for an RSA certificate in the agent (libssh2's own
+// asks the agent for SHA-1, which OpenSSH refuses): the agent is asked for
+// the hash the request names, and the signature checked to be of that kind.
+int sign_with_agent_rsa_certificate(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len,
+                                    const unsigned char* data, std::size_t data_len, void** abstract) {
+  const auto* target = static_cast<const AgentCertificateLogin*>(*abstract);
+  const std::string_view request(reinterpret_cast<const char*>(data), data_len);
+  const auto login = agent::parse_userauth_request(request);
+  if (!login) return -1;
+  const std::string_view algorithm = plain_signature_algorithm(login->algorithm);
+  const std::uint32_t flags = algorithm == "rsa-sha2-512"   ? agent::kRsaSha2_512
+                              : algorithm == "rsa-sha2-256" ? agent::kRsaSha2_256
+                                                            : 0;
+  std::string error;
+  const auto blob = sign_with_agent(target->socket, target->blob, request, flags, std::chrono::seconds(30), error);
+  wire::Reader r(blob ? std::string_view(*blob) : std::string_view());
+  const auto kind = r.string();
+  const auto signature = r.string();
+  if (!signature || *kind != algorithm) return -1;
   *sig = static_cast<unsigned char*>(session_memory::allocate(signature->size(), nullptr));
   if (!*sig) return -1;
   std::memcpy(*sig, signature->data(), signature->size());
@@ -388,16 +417,73 @@ bool Connection::check_host_key() {
 
 bool Connection::do_auth() {
   // Settled for now: authenticated (moved on), or waiting for the server.
-  if (try_agent() || try_keys()) return phase_ == Phase::ready;
+  if (try_certificates() || try_agent() || try_keys()) return phase_ == Phase::ready;
   if (phase_ != Phase::auth) return true;
   std::string tried = identities_.describe(settings_.home);
   if (agent_keys_tried_ > 0)
-    tried.replace(0, 5, "agent (" + std::to_string(agent_keys_tried_) + " key" +
-                            (agent_keys_tried_ == 1 ? ")" : "s)"));
-  std::string why;
+    if (const auto at = tried.find("agent"); at != std::string::npos)
+      tried.replace(at, 5, "agent (" + std::to_string(agent_keys_tried_) + " key" +
+                               (agent_keys_tried_ == 1 ? ")" : "s)"));
+  std::string why = refused_certificates_;
   if (!last_auth_error_.empty() && last_auth_error_.find("Unable to") != std::string::npos)
-    why = "; " + last_auth_error_;
-  fail("auth failed for user '" + endpoint_.user + "' (tried: " + tried + why + ")");
+    why += (why.empty() ? "" : "; ") + last_auth_error_;
+  fail("auth failed for user '" + endpoint_.user + "' (tried: " + tried + (why.empty() ? "" : "; " + why) + ")");
+  return true;
+}
+
+// The certificates, before the agent's keys and the key files. Returns as
+// try_keys() does.
+bool Connection::try_certificates() {
+  const auto& certificates = identities_.certificates;
+  while (certificate_index_ < certificates.size()) {
+    const UserCertificate& certificate = *certificates[certificate_index_];
+    const int rc = offer(*certificate.key, &certificate);
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      wait_ = blocked_direction(session_);
+      return true;
+    }
+    ++certificate_index_;
+    if (offered(rc, *certificate.key, &certificate)) return true;
+    note_refused(certificate, "certificate " + shorten_home(certificate.path, settings_.home));
+    if (is_hangup(rc)) {  // the server hung up (MaxAuthTries): no point in trying more
+      agent_done_ = true;
+      key_index_ = identities_.keys.size();
+      break;
+    }
+  }
+  return false;
+}
+
+void Connection::note_refused(const UserCertificate& certificate, const std::string& name) {
+  const std::string unfit = certificate.unfit_for(endpoint_.user, std::time(nullptr));
+  if (!unfit.empty()) refused_certificates_ += (refused_certificates_.empty() ? "" : "; ") + name + " " + unfit;
+}
+
+int Connection::offer(const KeyFile& key, const UserCertificate* certificate) {
+  if (key.signing_key) {
+    sign_abstract_ = const_cast<SigningKey*>(&*key.signing_key);
+    const std::string& blob = certificate ? certificate->blob : key.signing_key->public_blob();
+    return libssh2_userauth_publickey(session_, endpoint_.user.c_str(),
+                                      reinterpret_cast<const unsigned char*>(blob.data()), blob.size(),
+                                      &sign_with_key, &sign_abstract_);
+  }
+  // libssh2 reads the key (and the certificate's "type base64" line) itself.
+  return libssh2_userauth_publickey_frommemory(
+      session_, endpoint_.user.data(), endpoint_.user.size(), certificate ? certificate->text.data() : nullptr,
+      certificate ? certificate->text.size() : 0, key.private_key.data(), key.private_key.size(),
+      key.passphrase.empty() ? nullptr : key.passphrase.c_str());
+}
+
+bool Connection::offered(int rc, const KeyFile& key, const UserCertificate* certificate) {
+  if (rc != 0) {
+    last_auth_error_ = last_error();
+    return false;
+  }
+  login_ = LoginIdentity{key.public_blob, key.signing_key ? &*key.signing_key : nullptr, std::nullopt,
+                         shorten_home(certificate ? certificate->path : key.path, settings_.home)};
+  if (key.signing_key) login_.blob = key.signing_key->public_blob();
+  if (certificate) login_.blob = certificate->blob;
+  auth_succeeded();
   return true;
 }
 
@@ -426,7 +512,16 @@ bool Connection::try_agent() {
       identity_pending_ = true;
       ++agent_keys_tried_;
     }
-    const int rc = libssh2_agent_userauth(agent_, endpoint_.user.c_str(), identity_);
+    const std::string_view blob(reinterpret_cast<const char*>(identity_->blob), identity_->blob_len);
+    int rc;
+    if (wire::blob_type(blob) == "ssh-rsa-cert-v01@openssh.com") {
+      agent_certificate_ = {identities_.agent_socket.value_or(""), std::string(blob)};
+      sign_abstract_ = &agent_certificate_;
+      rc = libssh2_userauth_publickey(session_, endpoint_.user.c_str(), identity_->blob, identity_->blob_len,
+                                      &sign_with_agent_rsa_certificate, &sign_abstract_);
+    } else {
+      rc = libssh2_agent_userauth(agent_, endpoint_.user.c_str(), identity_);
+    }
     if (rc == LIBSSH2_ERROR_EAGAIN) {
       wait_ = blocked_direction(session_);
       return true;
@@ -438,6 +533,8 @@ bool Connection::try_agent() {
       return true;
     }
     last_auth_error_ = last_error();
+    if (const auto certificate = UserCertificate::parse(blob))
+      note_refused(*certificate, "the agent's certificate '" + certificate->key_id + "'");
     if (is_hangup(rc)) {
       agent_done_ = true;
       key_index_ = identities_.keys.size();  // the server hung up
@@ -454,31 +551,13 @@ bool Connection::try_keys() {
       ++key_index_;
       continue;
     }
-    int rc;
-    if (key.signing_key) {
-      sign_abstract_ = const_cast<SigningKey*>(&*key.signing_key);
-      const std::string& blob = key.signing_key->public_blob();
-      rc = libssh2_userauth_publickey(session_, endpoint_.user.c_str(),
-                                      reinterpret_cast<const unsigned char*>(blob.data()), blob.size(),
-                                      &sign_with_key, &sign_abstract_);
-    } else {
-      rc = libssh2_userauth_publickey_frommemory(
-          session_, endpoint_.user.data(), endpoint_.user.size(), nullptr, 0, key.private_key.data(),
-          key.private_key.size(), key.passphrase.empty() ? nullptr : key.passphrase.c_str());
-    }
+    const int rc = offer(key, nullptr);
     if (rc == LIBSSH2_ERROR_EAGAIN) {
       wait_ = blocked_direction(session_);
       return true;
     }
     ++key_index_;
-    if (rc == 0) {
-      login_ = LoginIdentity{key.public_blob, key.signing_key ? &*key.signing_key : nullptr, std::nullopt,
-                             shorten_home(key.path, settings_.home)};
-      if (key.signing_key) login_.blob = key.signing_key->public_blob();
-      auth_succeeded();
-      return true;
-    }
-    last_auth_error_ = last_error();
+    if (offered(rc, key, nullptr)) return true;
     if (is_hangup(rc))
       break;  // the server hung up (MaxAuthTries): no point in trying more
   }
@@ -516,6 +595,8 @@ bool Connection::listed(const libssh2_agent_publickey& agent_key) const {
   const std::string_view blob(reinterpret_cast<const char*>(agent_key.blob), agent_key.blob_len);
   for (const KeyFile* k : identities_.keys)
     if (!k->public_blob.empty() && k->public_blob == blob) return true;
+  for (const UserCertificate* c : identities_.certificates)  // the agent's copy of a listed certificate
+    if (c->blob == blob) return true;
   return false;
 }
 

@@ -24,6 +24,13 @@ std::optional<std::uint32_t> Reader::u32() {
   return v;
 }
 
+std::optional<std::uint64_t> Reader::u64() {
+  const auto high = u32();
+  const auto low = u32();
+  if (!high || !low) return std::nullopt;
+  return (std::uint64_t{*high} << 32) | *low;
+}
+
 std::optional<std::string_view> Reader::string() {
   const auto len = u32();
   if (!len || *len > rest_.size()) {

@@ -289,12 +289,13 @@ class OtherSshd(StartStop):
     the *farm's* host keys for this address into a known_hosts file: a client then
     sees a "host key changed" for `self.host`."""
 
-    def __init__(self, farm: Farm, host_key_types=("ed25519",)):
+    def __init__(self, farm: Farm, host_key_types=("ed25519",), extra_config: str = ""):
+        """`extra_config`: sshd_config lines after its own (a `Match all` block overrides them)."""
         self.farm = farm
         self.address = fault_address()
         self.dir = Path(tempfile.mkdtemp(prefix="tpush-othersshd-"))
         self.sshd = Sshd(self.dir, self.address, free_port(self.address), farm.authorized_keys,
-                         host_key_types=host_key_types)
+                         host_key_types=host_key_types, extra_config=extra_config)
 
     @property
     def port(self) -> int:

@@ -41,6 +41,9 @@ struct Reach {
   Sourced<std::string> user;
   // Tried after the agent, in order; existing files only matter at run time.
   std::vector<Sourced<std::filesystem::path>> identity_files;
+  // CertificateFile: offered first, each signed for by its key among the
+  // above; when there are none, each key's KEY-cert.pub is, as in ssh.
+  std::vector<Sourced<std::filesystem::path>> certificate_files;
   Sourced<bool> identities_only;
   Sourced<std::string> identity_agent;  // a socket path; "none": no agent; "": $SSH_AUTH_SOCK
   // -A / ForwardAgent: "no", "yes" (the agent at $SSH_AUTH_SOCK), or an agent socket.

@@ -18,6 +18,7 @@ class Reader {
 
   std::optional<std::uint8_t> byte();
   std::optional<std::uint32_t> u32();
+  std::optional<std::uint64_t> u64();
   std::optional<std::string_view> string();  // uint32 length, then the bytes
   std::string_view rest() const { return rest_; }
 

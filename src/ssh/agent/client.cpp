@@ -1,5 +1,6 @@
 #include "tpush/ssh/agent/client.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstring>
 
 #include "tpush/ssh/agent/protocol.h"
+#include "tpush/ssh/wire.h"
 
 namespace tpush::ssh {
 
@@ -80,6 +82,43 @@ AgentRequest::State AgentRequest::poll() {
       return state_;
     }
   }
+}
+
+std::optional<std::string> sign_with_agent(const std::string& socket, std::string_view blob, std::string_view data,
+                                           std::uint32_t flags, std::chrono::milliseconds timeout, std::string& error) {
+  std::string message(1, static_cast<char>(agent::kSignRequest));
+  wire::put_string(message, blob);
+  wire::put_string(message, data);
+  wire::put_u32(message, flags);
+  AgentRequest request(socket, message);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (request.poll() == AgentRequest::State::running) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      error = "the agent did not answer a sign request within " + std::to_string(timeout.count() / 1000) + " s";
+      return std::nullopt;
+    }
+    pollfd p{request.fd(), static_cast<short>(request.sending() ? POLLOUT : POLLIN), 0};
+    ::poll(&p, 1, static_cast<int>(left.count()));
+  }
+  if (request.state() == AgentRequest::State::failed) {
+    error = request.error();
+    return std::nullopt;
+  }
+  std::string reply = request.reply();
+  bool bad = false;
+  const auto answer = agent::take_message(reply, bad);
+  if (!answer || answer->empty() || static_cast<std::uint8_t>((*answer)[0]) != agent::kSignResponse) {
+    error = "the agent refused to sign";
+    return std::nullopt;
+  }
+  wire::Reader r(std::string_view(*answer).substr(1));
+  const auto signature = r.string();
+  if (!signature) {
+    error = "the agent sent a sign response tpush cannot read";
+    return std::nullopt;
+  }
+  return std::string(*signature);
 }
 
 }  // namespace tpush::ssh

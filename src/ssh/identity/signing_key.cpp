@@ -1,4 +1,5 @@
 #include "tpush/ssh/identity/signing_key.h"
+#include "tpush/ssh/identity/user_certificate.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -240,7 +241,8 @@ std::optional<std::string> SigningKey::sign_userauth_request(std::string_view da
   r.byte();
   const auto algorithm = r.string();
   if (!algorithm) return std::nullopt;
-  return sign(*algorithm, data);
+  // A certificate's login ("ssh-ed25519-cert-v01@openssh.com") is signed as its key's.
+  return sign(plain_signature_algorithm(*algorithm), data);
 }
 
 std::optional<std::string> SigningKey::sign(std::string_view algorithm, std::string_view data) const {

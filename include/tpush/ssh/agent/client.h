@@ -5,6 +5,9 @@
 // milliseconds, or waits for the user's confirmation of a `ssh-add -c` key).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +30,8 @@ class AgentRequest {
   const std::string& reply() const { return reply_; }
   // Once failed: what went wrong ("cannot connect to the agent at PATH: ...").
   const std::string& error() const { return error_; }
+  int fd() const { return fd_; }  // while running
+  bool sending() const { return sent_ < out_.size(); }  // else waiting for the reply
 
  private:
   void fail(std::string why);
@@ -37,5 +42,13 @@ class AgentRequest {
   int fd_ = -1;
   State state_ = State::running;
 };
+
+// Asks the agent at `socket` ("" = $SSH_AUTH_SOCK) to sign `data` with the
+// key `blob` (SIGN_REQUEST with `flags`), waiting up to `timeout` for the
+// answer: the signature blob (string algorithm, string signature), or nullopt
+// with `error` set. For the one login libssh2's agent code gets wrong (an RSA
+// certificate: it asks for SHA-1), where libssh2 itself would block as long.
+std::optional<std::string> sign_with_agent(const std::string& socket, std::string_view blob, std::string_view data,
+                                           std::uint32_t flags, std::chrono::milliseconds timeout, std::string& error);
 
 }  // namespace tpush::ssh

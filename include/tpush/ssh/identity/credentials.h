@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tpush/ssh/identity/signing_key.h"
+#include "tpush/ssh/identity/user_certificate.h"
 
 namespace tpush::ssh {
 
@@ -26,17 +27,24 @@ struct KeyFile {
   // libssh2 reads (an encrypted OpenSSH-format key), which then parses
   // `private_key` per session.
   std::optional<SigningKey> signing_key;
+  // KEY-cert.pub beside it (one of Credentials::certificates), offered before
+  // the key itself; null when there is none.
+  const UserCertificate* certificate = nullptr;
 };
 
 // What one worker may authenticate with: the agent (at its socket) and
 // some of the gathered keys, in order. IdentitiesOnly keeps only the agent's
 // keys that are among them (OpenSSH's rule).
 struct Identities {
+  // Offered first, each signed for by its key file: those CertificateFile
+  // names, else those beside the keys (KEY-cert.pub).
+  std::vector<const UserCertificate*> certificates;
   std::optional<std::string> agent_socket;  // nullopt: no agent; "": $SSH_AUTH_SOCK
   std::vector<const KeyFile*> keys;
   bool identities_only = false;
 
-  // "agent, ~/.ssh/id_ed25519" — for "auth failed (tried: ...)".
+  // "~/.ssh/id_ed25519-cert.pub, agent, ~/.ssh/id_ed25519": what is offered,
+  // in order, for "auth failed (tried: ...)".
   std::string describe(const std::filesystem::path& home) const;
 };
 
@@ -52,6 +60,9 @@ struct LoginIdentity {
 struct Credentials {
   bool use_agent = false;  // SSH_AUTH_SOCK is set
   std::vector<KeyFile> keys;
+  // Every certificate read (beside a key, or named by CertificateFile), each
+  // paired with the key file that holds its key.
+  std::vector<UserCertificate> certificates;
 
   // `identity_files` are -i files (must be readable); `other_files` are read
   // when they exist (ssh_config's IdentityFile, the defaults: missing ones
@@ -59,13 +70,24 @@ struct Credentials {
   // on /dev/tty when there is no agent to ask; without a terminal they are
   // skipped, and with `ask` false they are kept unasked (KeyFile::unasked).
   // Each file is read and decoded once, whatever number of workers use it.
+  // `certificate_files` (CertificateFile) are read when they exist, as are
+  // the KEY-cert.pub files beside the keys. Throws UsageError for a file that
+  // is not a user certificate, or certifies another key than the one beside
+  // it, or (without an agent to hold it) a key no identity file holds.
   static Credentials gather(const std::vector<std::filesystem::path>& identity_files,
-                            const std::vector<std::filesystem::path>& other_files, bool ask = true,
+                            const std::vector<std::filesystem::path>& other_files,
+                            const std::vector<std::filesystem::path>& certificate_files = {}, bool ask = true,
                             int terminal = -1);
   // The gathered key read from `path`, or null (missing, unreadable, skipped).
   const KeyFile* find(const std::filesystem::path& path) const;
-  // Every key and the agent (what a worker without ssh_config settings uses).
+  // Every key (each with the certificate beside it) and the agent: what a
+  // worker without ssh_config settings uses.
   Identities all() const;
+  // The gathered certificate read from `path`, or null.
+  const UserCertificate* find_certificate(const std::filesystem::path& path) const;
+
+ private:
+  void pair_certificates(const std::vector<std::filesystem::path>& certificate_files);
 };
 
 // The default keys (~/.ssh/id_ed25519, id_ecdsa, id_rsa, google_compute_engine)
