@@ -72,6 +72,11 @@ void Writer::wake() {
   [[maybe_unused]] auto r = ::write(wake_fd_, &one, sizeof one);
 }
 
+void Writer::drain() {
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || stopping_; });
+}
+
 void Writer::drain_and_stop() {
   {
     std::lock_guard lock(mu_);
@@ -91,6 +96,7 @@ void Writer::run() {
       if (queue_.empty()) return;  // stopping and drained
       chunk = std::move(queue_.front());
       queue_.pop_front();
+      busy_ = true;
     }
     // A failed write (EPIPE, EBADF, ENOSPC...) means the output is gone.
     const bool ok = gone_.load() || put(chunk);
@@ -103,6 +109,8 @@ void Writer::run() {
         was_congested_ = false;
         notify = true;
       }
+      busy_ = false;
+      if (queue_.empty()) idle_.notify_all();
     }
     if (notify) wake();
   }

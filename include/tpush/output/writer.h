@@ -36,6 +36,9 @@ class Writer {
   // Readable when a congested queue fell below low water, or the reader went away.
   int wake_fd() const { return wake_fd_; }
   void clear_wake();
+  // Returns once everything queued so far is written (or the reader is gone):
+  // before tpush writes to the terminal itself (a prompt).
+  void drain();
   // Writes everything queued, then stops the thread. Idempotent.
   void drain_and_stop();
 
@@ -55,6 +58,8 @@ class Writer {
   int wake_fd_ = -1;
   std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable idle_;  // the queue emptied and its last chunk is written
+  bool busy_ = false;             // a chunk taken off the queue is being written
   std::deque<Chunk> queue_;
   std::atomic<std::size_t> queued_{0};
   std::atomic<bool> gone_{false};
