@@ -1,6 +1,7 @@
 #include "tpush/ssh/exec_channel.h"
 
 #include <libssh2.h>
+#include <openssl/crypto.h>
 
 #include "tpush/ssh/hangup.h"
 #include "tpush/ssh/session_wait.h"
@@ -11,7 +12,44 @@
 
 namespace tpush::ssh {
 ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings)
-    : session_(session), command_(std::move(command)), settings_(settings) {}
+    : session_(session), command_(std::move(command)), settings_(settings), gated_(settings.stdin_gated) {}
+
+ExecChannel::~ExecChannel() { OPENSSL_cleanse(first_.data(), first_.size()); }
+
+void ExecChannel::write_first(std::string bytes) {
+  stdin_news_ = true;
+  first_ += bytes;
+  OPENSSL_cleanse(bytes.data(), bytes.size());
+}
+
+void ExecChannel::end_input() {
+  OPENSSL_cleanse(first_.data(), first_.size());
+  first_.clear();
+  gated_ = false;
+  input_refused_ = true;
+  stdin_news_ = true;
+}
+
+// write_first()'s bytes: false while some are left (blocked), or the channel failed.
+bool ExecChannel::feed_first() {
+  while (!first_.empty()) {
+    const ssize_t n = libssh2_channel_write(channel_, first_.data(), first_.size());
+    if (n == LIBSSH2_ERROR_EAGAIN || n == 0) {
+      write_blocked_ = true;
+      packet_pending_ = n != 0 && (libssh2_session_block_directions(session_) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
+      return false;
+    }
+    packet_pending_ = false;
+    if (n < 0) {
+      end_input();
+      if (n != LIBSSH2_ERROR_CHANNEL_CLOSED) fail("sending stdin failed", static_cast<int>(n));
+      return false;
+    }
+    OPENSSL_cleanse(first_.data(), static_cast<std::size_t>(n));
+    first_.erase(0, static_cast<std::size_t>(n));
+  }
+  return true;
+}
 
 bool ExecChannel::would_block(int rc) {
   if (rc != LIBSSH2_ERROR_EAGAIN) return false;
@@ -167,6 +205,9 @@ void ExecChannel::finish() {
 // finishes a pending packet before the channel closes.
 bool ExecChannel::feed_input() {
   write_blocked_ = false;
+  stdin_news_ = false;
+  if (!feed_first()) return phase_ != Phase::failed;
+  if (gated_) return true;
   const InputSource* in = settings_.input;
   while (in && !input_refused_) {
     // Held: only a packet already half sent is finished (libssh2 sends
@@ -204,7 +245,8 @@ bool ExecChannel::feed_input() {
   // A pty keeps its input side open: EOF would end the channel's writes, and
   // with them the ^C that interrupt_remote() sends. A watched stdin is open
   // until the command ends: its EOF is the watch's news of a hang-up.
-  const bool input_done = !settings_.pty && !settings_.stdin_watched && (!in || in->at_end(input_offset_));
+  const bool input_done =
+      !settings_.pty && !settings_.stdin_watched && (!in || input_refused_ || in->at_end(input_offset_));
   if (input_done && !eof_sent_) {
     const int rc = libssh2_channel_send_eof(channel_);
     if (rc == LIBSSH2_ERROR_EAGAIN) {
@@ -254,8 +296,9 @@ void ExecChannel::stream(const Sink& sink) {
         return;
       }
     }
-    // Reading may have opened the remote window: send more stdin.
-    if (progress && write_blocked_ && !feed_input()) return;
+    // Reading may have opened the remote window, or what was read asked for
+    // stdin (write_first, open_gate): send it.
+    if (progress && (write_blocked_ || stdin_news_) && !feed_input()) return;
   }
   // Both streams at their end: EOF, or a close without EOF. A packet half
   // sent goes out first (see feed_input).

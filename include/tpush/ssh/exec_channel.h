@@ -44,6 +44,9 @@ class ExecChannel {
     // command ends, for the hang-up watch that reads it (HangUpWatch::stdin);
     // the prologue gives the command /dev/null, so it still reads EOF at once.
     bool stdin_watched = false;
+    // Stdin gated: nothing of the input, nor EOF, goes out until open_gate();
+    // only what write_first() is given (sudo's password, once it asked).
+    bool stdin_gated = false;
     // The pty's size in characters (0: 80 x 24).
     int columns = 0;
     int rows = 0;
@@ -52,6 +55,7 @@ class ExecChannel {
   // An empty `command` asks for the login shell (a "shell" request, as
   // `ssh HOST` does) instead of running a command.
   ExecChannel(LIBSSH2_SESSION* session, std::string command, Settings settings);
+  ~ExecChannel();
   ExecChannel(const ExecChannel&) = delete;
   ExecChannel& operator=(const ExecChannel&) = delete;
 
@@ -95,6 +99,17 @@ class ExecChannel {
   // wait until it is done, as libssh2 sends one packet at a time.
   void hold_input(bool held) { input_held_ = held; }
 
+  // With a gated stdin: `bytes` go out ahead of everything else, and are
+  // wiped from memory once sent.
+  void write_first(std::string bytes);
+  // With a gated stdin: the input (or EOF) follows now.
+  void open_gate() {
+    stdin_news_ = stdin_news_ || gated_;
+    gated_ = false;
+  }
+  // EOF now, and none of the input ever: what reads stdin reads no more.
+  void end_input();
+
   // Forgets the channel without touching the network: freeing the session
   // frees it. Used when the connection is abandoned.
   void release() { channel_ = nullptr; }
@@ -103,6 +118,7 @@ class ExecChannel {
   bool would_block(int rc);
   void fail(const std::string& what, int rc);
   void stream(const Sink& sink);
+  bool feed_first();
   bool feed_input();      // false when the channel failed
   void flush_requests();  // pending ^C / signal
   void finish();          // both closes done: the channel is freed
@@ -122,6 +138,9 @@ class ExecChannel {
   bool input_refused_ = false;  // the remote side closed: no more stdin
   bool packet_pending_ = false;  // a stdin write half sent (see feed_input)
   bool input_held_ = false;
+  bool gated_ = false;      // Settings::stdin_gated, until open_gate()
+  std::string first_;       // write_first()'s bytes not yet sent
+  bool stdin_news_ = false;  // write_first(), open_gate() or end_input() since the last feed_input()
   bool write_blocked_ = false;
   std::uint64_t input_offset_ = 0;
   bool pending_ctrl_c_ = false;
