@@ -9,7 +9,7 @@ _tpush_options='
     --internal-ip --refresh --fetch-host-keys --gcloud-timeout --failed
     -l --user -p --port -i --identity -F -o -A -a -J --jump -f --fanout --persist --connect-timeout -u --timeout
     --alive-interval --host-key-check --tunnel-through-iap
-    -e --env --cd --tty -n --no-stdin --detach --log
+    -e --env --cd --tty --sudo -n --no-stdin --detach --log
     --label -N --no-prefix --raw -q --quiet -S --summary-always -v --verbose --color
     -b --gather --leader --diff --live --json --out-dir --fail-fast'
 

@@ -150,6 +150,7 @@ complete -c tpush -n __tpush_options -l host-key-check -x -a 'accept-new\t"recor
 complete -c tpush -n __tpush_options -s e -l env -x -a '(set --names --export)' -d 'Export NAME or NAME=VALUE to the command'
 complete -c tpush -n __tpush_options -l cd -x -d 'Run the command in DIR on every worker'
 complete -c tpush -n __tpush_options -l tty -d 'Give each worker a pseudo-terminal'
+complete -c tpush -n '__tpush_options; and not __tpush_in kill' -l sudo -d 'Run the command as root under sudo (a password asked once)'
 complete -c tpush -n '__tpush_options; and not __tpush_in logs' -s n -l no-stdin -d "Do not send tpush's stdin to the workers"
 complete -c tpush -n '__tpush_in logs' -l no-stdin -d "Do not send tpush's stdin to the workers"
 complete -c tpush -n __tpush_options -l detach -d 'Start the command in the background on every worker (needs --log)'
@@ -177,7 +178,7 @@ complete -c tpush -n '__tpush_in cp' -l relay -d 'Send the bytes once; the worke
 complete -c tpush -n '__tpush_in cp' -l no-relay -d 'Send every worker its own copy'
 complete -c tpush -n '__tpush_in kill' -s s -l signal -x -a 'TERM INT HUP KILL USR1 USR2 QUIT STOP CONT' -d 'Signal to send first (default TERM)'
 complete -c tpush -n '__tpush_in kill' -l grace -x -d 'Seconds to wait before KILL (default 5)'
-complete -c tpush -n '__tpush_in kill' -l sudo -d 'Run as root (sudo -n)'
+complete -c tpush -n '__tpush_in kill' -l sudo -d "Run as root under sudo: every user's processes"
 complete -c tpush -n '__tpush_in kill' -l tpu -d 'Free the TPU instead of matching a PATTERN'
 complete -c tpush -n '__tpush_in ps' -l all-users -d "Every user's processes"
 complete -c tpush -n '__tpush_in logs' -s f -l follow -d 'Follow the file as it grows, until Ctrl-C'

@@ -43,14 +43,15 @@ readonly dev_pkgs=(doctest-dev)
 # OpenSSH (a minimal root, as Debian's container image, has none). pytest-xdist
 # runs the integration tests side by side; shellcheck reads the scripts tpush
 # sends to workers, and busybox's shell runs them as a worker with busybox's
-# userland would.
+# userland would. sudo (and passwd's useradd, chpasswd) for --sudo's tests, as
+# root: a login user with a password and sudoers rules of the test's.
 readonly test_pkgs=(
   openssh-server openssh-client python3 python3-pytest netbase
   nftables iproute2 procps psmisc lsof rsync
   pdsh clustershell
   man-db zsh fish
   python3-pexpect python3-pyte
-  python3-pytest-xdist shellcheck busybox
+  python3-pytest-xdist shellcheck busybox sudo passwd
 )
 # The tools tpush is measured against.
 readonly bench_pkgs=(pssh hyperfine strace time)

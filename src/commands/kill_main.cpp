@@ -29,7 +29,8 @@ int kill_main(Options& o, int signal_fd) {
     app.add_option("--grace", grace, "Seconds to wait before KILL (default 5)")
         ->option_text("SECONDS")
         ->check(CLI::Range(0.0, 86400.0));
-    app.add_flag("--sudo", sudo, "Run as root (sudo -n): other users' processes and files too");
+    app.add_flag("--sudo", sudo,
+                 "Run as root under sudo (as tpush --sudo): other users' processes and files too");
     app.add_flag("--tpu", tpu, "Free the TPU instead of matching a PATTERN (name the TPU with -t)");
   };
   const auto args = parse_subcommand(o, spec);
@@ -41,7 +42,8 @@ int kill_main(Options& o, int signal_fd) {
   KillSpec ks;
   ks.signal = *sig;
   ks.grace = grace;
-  ks.sudo = sudo;
+  ks.all_users = sudo;
+  o.sudo = o.sudo || sudo;
   ks.client = local_client(o);
 
   RunPlan plan;

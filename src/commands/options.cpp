@@ -166,6 +166,10 @@ void add_remote_options(const OptionAdder& add, Options& o) {
            "Give each worker a pseudo-terminal: Ctrl-C and closing reach the remote process (stderr is merged "
            "into stdout)",
            remote);
+  add.flag("--sudo", o.sudo,
+           "Run the command as root under sudo; a password, if sudo asks for one, is asked once here and checked on "
+           "one worker before the others",
+           remote);
   add.flag("-n,--no-stdin", o.no_stdin, "Do not send tpush's stdin to the workers", remote);
   add.flag("--detach", o.detach, "Start the command in its own session on every worker and return (needs --log)",
            remote);

@@ -35,9 +35,9 @@ std::string with_scripts(std::string settings, std::initializer_list<std::string
   return settings;
 }
 
-// `sh -c SCRIPT __tpush_helper__ ARGS...`, optionally under sudo -n.
-std::string helper(const std::string& script, const std::vector<std::string>& args, bool sudo) {
-  std::string line = sudo ? "sudo -n sh -c " : "sh -c ";
+// `sh -c SCRIPT __tpush_helper__ ARGS...` (under sudo with --sudo, as any command).
+std::string helper(const std::string& script, const std::vector<std::string>& args) {
+  std::string line = "sh -c ";
   line += shell_quote(script) + " " + helper_marker;
   for (const auto& a : args) line += " " + shell_quote(a);
   return line;
@@ -108,7 +108,7 @@ std::string kill_script(const std::string& pattern, const KillSpec& spec) {
   const std::string script = with_scripts(std::string("M=") + helper_marker + "\npat=$1 all_users=$2 client=$3\n" +
                                                stop_settings(spec),
                                            {process_library_sh, process_stop_sh, process_kill_sh});
-  return helper(script, {pattern, spec.sudo ? "1" : "", spec.client}, spec.sudo);
+  return helper(script, {pattern, spec.all_users ? "1" : "", spec.client});
 }
 
 std::string tpu_kill_script(const TpuKillSpec& spec) {
@@ -118,19 +118,19 @@ std::string tpu_kill_script(const TpuKillSpec& spec) {
   script += spec.lockfiles ? "lockfiles=" + shell_quote(*spec.lockfiles) + "\n"
                            : "lockfiles=${TPUSH_TPU_LOCKFILES:-'/tmp/libtpu_lockfile /tmp/tpu_logs'}\n";
   script = with_scripts(std::move(script), {process_library_sh, process_stop_sh, process_tpu_kill_sh});
-  return helper(script, {spec.kill.client}, spec.kill.sudo);
+  return helper(script, {spec.kill.client});
 }
 
 std::string ps_script(const std::optional<std::string>& pattern, bool all_users) {
   const std::string script = with_scripts(std::string("M=") + helper_marker + "\npat=$1 has_pat=$2 all_users=$3\n",
                                            {process_library_sh, process_ps_sh});
-  return helper(script, {pattern.value_or(""), pattern ? "1" : "", all_users ? "1" : ""}, false);
+  return helper(script, {pattern.value_or(""), pattern ? "1" : "", all_users ? "1" : ""});
 }
 
 std::string logs_command(const std::string& file, const std::string& lines, bool follow) {
   if (!follow) return "exec tail -n " + shell_quote(lines) + " -- " + remote_path(file);
   // The file is an argument the remote shell expands ("$HOME"/...), so it is added here.
-  return helper(with_scripts("f=$1 n=$2\n", {process_follow_sh}), {}, false) + " " + remote_path(file) + " " +
+  return helper(with_scripts("f=$1 n=$2\n", {process_follow_sh}), {}) + " " + remote_path(file) + " " +
          shell_quote(lines);
 }
 

@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "tpush/commands/run_context.h"
+#include "tpush/commands/sudo_command_sh.h"
+#include "tpush/fanout/sudo_password.h"
+#include "tpush/ssh/remote_group.h"
 #include "tpush/fanout/command_job.h"
 #include "tpush/fanout/input_feed.h"
 #include "tpush/util/error.h"
@@ -58,20 +61,33 @@ std::string remote_command_line(const std::string& command, const inventory::Wor
   return line + "; " + command;
 }
 
+std::string with_sudo(const std::string& line, const std::string& prompt, const std::string& mark) {
+  return util::fill_in(util::one_line(sudo_command_sh), {{"@PROMPT@", util::shell_quote(prompt)},
+                                                         {"@MARK@", util::shell_quote(mark)},
+                                                         {"@COMMAND@", util::shell_quote(line)}});
+}
+
 int run_on_workers(const Options& o, std::vector<inventory::Worker> workers, const RunPlan& plan) {
   RunContext ctx(o, std::move(workers), plan.signal_fd);
   const std::size_t count = ctx.workers().size();
-  if (count)
-    spdlog::debug("remote command for {}: {}", ctx.workers().front().label,
-                  remote_command_line(plan.command, ctx.workers().front(), 0, count, plan.setup, true));
+  // --sudo: the run's own prompt and mark, which no worker can guess.
+  std::optional<fanout::SudoPassword> sudo;
+  if (o.sudo) {
+    const std::string nonce = ssh::nonce();
+    sudo.emplace(ctx.logins(), ctx.can_ask(), [&ctx](const std::string& prompt) { return ctx.ask_secret(prompt); },
+                 "[tpush:sudo:" + nonce + "] ", "tpush:sudo-ran:" + nonce);
+  }
+  const auto line_for = [&](std::size_t i, bool mask) {
+    const std::string line = remote_command_line(plan.command, ctx.workers()[i], i, count, plan.setup, mask);
+    return sudo ? with_sudo(line, sudo->prompt(), sudo->mark()) : line;
+  };
+  if (count) spdlog::debug("remote command for {}: {}", ctx.workers().front().label, line_for(0, true));
   std::optional<fanout::InputFeed> input;
   if (plan.forward_stdin) input.emplace(STDIN_FILENO);
   const ssh::ExecChannel::Settings channel{plan.tty, input ? &*input : nullptr};
   auto make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
-    const auto& w = ctx.workers()[i];
-    return std::make_unique<fanout::CommandJob>(
-        i, ctx.endpoint(i), ctx.settings(), remote_command_line(plan.command, w, i, count, plan.setup),
-        channel, ctx.deadlines(i), ctx.output());
+    return std::make_unique<fanout::CommandJob>(i, ctx.endpoint(i), ctx.settings(), line_for(i, false), channel,
+                                                ctx.deadlines(i), ctx.output(), sudo ? &*sudo : nullptr);
   };
   fanout::RunOutcome run = ctx.run(ctx.everyone(), make_job, input ? &*input : nullptr);
   ctx.retry_moved(run, plan.refresh, make_job);

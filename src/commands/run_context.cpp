@@ -320,6 +320,28 @@ std::vector<ssh::JumpPool::Hop> RunContext::hops_for(const Reach& r) {
   return hops;
 }
 
+std::vector<std::string> RunContext::logins() const {
+  std::vector<std::string> who;
+  who.reserve(workers_.size());
+  for (std::size_t i = 0; i < workers_.size(); ++i) who.push_back(reaches_[i].user.value + "@" + labels_[i]);
+  return who;
+}
+
+bool RunContext::can_ask() const {
+  if (live_) return false;  // the live view holds the terminal
+  const int fd = util::open_terminal(terminal_of(options_));
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+std::optional<std::string> RunContext::ask_secret(const std::string& prompt) {
+  sink_->flush();
+  status_.clear(writer_);
+  writer_.drain();  // the workers' lines so far, then the prompt
+  return util::read_secret_from_tty(prompt, terminal_of(options_));
+}
+
 ssh::Identities RunContext::identities_for(const Reach& r) const {
   ssh::Identities ids;
   const std::string& agent = r.identity_agent.value;

@@ -25,13 +25,20 @@ constexpr auto kStopsWait = std::chrono::seconds(1);
 
 CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
                        std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
-                       OutputSink& out)
+                       OutputSink& out, SudoPassword* sudo)
     : SessionJob(index, endpoint, settings, deadlines),
       command_(std::move(command)),
       channel_settings_(channel_settings),
       // A kept shell started before: the agent can reach only a command of its own channel.
-      want_shell_(settings.pool && !channel_settings.pty && !channel_settings.input && !endpoint.forward_agent),
-      out_(out) {
+      // Sudo's password goes on a channel's stdin of its own, never into a kept shell.
+      want_shell_(settings.pool && !channel_settings.pty && !channel_settings.input && !endpoint.forward_agent &&
+                  !sudo),
+      out_(out),
+      sudo_(sudo) {
+  if (sudo_) {
+    channel_settings_.stdin_gated = true;
+    sudo_exchange_.emplace(sudo_->prompt(), sudo_->mark());
+  }
   if (endpoint.forward_agent) {
     channel_settings_.forward_agent = true;
     forwarding_.forward_everything_to(*endpoint.forward_agent);
@@ -39,11 +46,12 @@ CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Con
   if (want_shell_) raw_command_ = command_;
   if (!channel_settings_.pty) {
     group_.emplace();
-    channel_settings_.stdin_watched = !settings.pool && !channel_settings_.input;
+    channel_settings_.stdin_watched = !settings.pool && !channel_settings_.input && !sudo_;
     command_ = ssh::with_group_report(command_, hang_up_watch(settings));
   }
   sink_.data = [this](int stream, std::string_view bytes) {
     if (stream == 2) return stderr_data(bytes);
+    if (sudo_exchange_ && channel_settings_.pty) return sudo_data(Stream::out, bytes);
     out_.data(index_, Stream::out, bytes);
   };
   sink_.can_accept = [this] { return out_.accepting(); };
@@ -57,18 +65,57 @@ ssh::HangUpWatch CommandJob::hang_up_watch(const ssh::ConnectionSettings& settin
   if (channel_settings_.stdin_watched) return ssh::HangUpWatch::stdin;
   static std::once_flag said;
   std::call_once(said, [] {
-    spdlog::debug("the command reads tpush's input, so its stdin cannot carry the hang-up: each worker "
-                  "runs a watchdog (sh and two `tail --pid`) beside it");
+    spdlog::debug("the command's stdin carries tpush's input or sudo's password, so it cannot carry the hang-up: "
+                  "each worker runs a watchdog (sh and two `tail --pid`) beside it");
   });
   return ssh::HangUpWatch::per_command;
 }
 
 void CommandJob::stderr_data(std::string_view bytes) {
-  if (!group_ || group_->settled()) return out_.data(index_, Stream::err, bytes);
+  const auto pass = [&](std::string_view own) {
+    if (sudo_exchange_ && !channel_settings_.pty) return sudo_data(Stream::err, own);
+    out_.data(index_, Stream::err, own);
+  };
+  if (!group_ || group_->settled()) return pass(bytes);
   const std::string own = group_->filter(bytes);
-  if (!own.empty()) out_.data(index_, Stream::err, own);
+  if (!own.empty()) pass(own);
   if (!group_->settled()) return;
   for (const auto& signal : std::exchange(queued_signals_, {})) signal_group(signal);
+}
+
+void CommandJob::sudo_data(Stream stream, std::string_view bytes) {
+  if (sudo_exchange_->ran()) return out_.data(index_, stream, bytes);
+  const SudoExchange::Seen seen = sudo_exchange_->take(bytes);
+  if (!seen.out.empty()) out_.data(index_, stream, seen.out);
+  for (int i = 0; i < seen.prompts; ++i) sudo_asked();
+  if (seen.ran) {
+    spdlog::debug("worker {}: sudo runs the command", index_);
+    sudo_->ran(index_);
+    if (channel_) channel_->open_gate();  // the command's own input (or EOF) follows
+  }
+}
+
+void CommandJob::sudo_asked() {
+  if (!channel_ || !sudo_failure_.empty() || sudo_waiting_) return;
+  if (!sudo_sent_) return answer_sudo();
+  // Asked again after the password: wrong here. sudo gets EOF, never a second try.
+  sudo_failure_ = sudo_->refused(index_);
+  channel_->end_input();
+}
+
+void CommandJob::answer_sudo() {
+  SudoPassword::Answer answer = sudo_->asked(index_);
+  static constexpr const char* kWhat[] = {"the password goes", "waits for the worker it is checked on",
+                                          "gives up"};
+  spdlog::debug("worker {}: sudo asks for the password: {}", index_, kWhat[static_cast<int>(answer.kind)]);
+  sudo_waiting_ = answer.kind == SudoPassword::Answer::Kind::wait;
+  if (answer.kind == SudoPassword::Answer::Kind::send) {
+    channel_->write_first(std::move(answer.password));
+    sudo_sent_ = true;
+  } else if (answer.kind == SudoPassword::Answer::Kind::give_up) {
+    sudo_failure_ = std::move(answer.reason);
+    channel_->end_input();
+  }
 }
 
 void CommandJob::go(CommandEvent event) {
@@ -211,6 +258,11 @@ void CommandJob::finish_from_channel() {
       channel_->exit_status() == 255 && group_ && !group_->pgid())
     return finish(claimed_->first, claimed_->second + ": it may have run, so it was not run again");
   if (channel_->phase() == ssh::ExecChannel::Phase::failed && restart_on_fresh_session()) return;
+  if (sudo_ && !sudo_exchange_->ran()) {
+    sudo_->ended(index_);
+    if (!sudo_failure_.empty() && channel_->phase() == ssh::ExecChannel::Phase::done)
+      return finish(Outcome::failed, sudo_failure_, channel_->exit_status());
+  }
   finish_from(*channel_);
 }
 
@@ -249,6 +301,10 @@ bool CommandJob::before_timeout() {
 }
 
 void CommandJob::tick_work() {
+  if (sudo_waiting_ && channel_) {  // the password was being checked on another worker
+    answer_sudo();
+    if (!sudo_waiting_) return advance_work();
+  }
   bool pending = channel_ && channel_->requests_pending();
   for (const auto& stop : stops_) pending = pending || stop->requests_pending();
   if (pending) advance_work();
@@ -306,6 +362,10 @@ void CommandJob::release_work() {
   if (group_) {  // a line that looked like the start of the tag, then the command ended
     const std::string held = group_->flush();
     if (!held.empty()) out_.data(index_, Stream::err, held);
+  }
+  if (sudo_exchange_) {  // likewise, the start of sudo's prompt or the mark
+    const std::string held = sudo_exchange_->flush();
+    if (!held.empty()) out_.data(index_, channel_settings_.pty ? Stream::out : Stream::err, held);
   }
   out_.end(index_);  // the last line without a newline, if any
   if (channel_ && channel_->phase() != ssh::ExecChannel::Phase::done) channel_->release();

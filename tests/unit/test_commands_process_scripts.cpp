@@ -111,12 +111,14 @@ TEST_CASE("signal names and patterns are checked before anything runs") {
   CHECK_FALSE(pattern_error("a(b").empty());
 }
 
-TEST_CASE("--sudo runs the whole helper as root, non-interactively") {
+TEST_CASE("kill --sudo's helper matches every user's processes, and sudo itself is the run's (--sudo)") {
   KillSpec spec;
-  spec.sudo = true;
-  CHECK(kill_script("python", spec).rfind("sudo -n sh -c ", 0) == 0);
-  CHECK(tpu_kill_script({spec, std::nullopt, std::nullopt}).rfind("sudo -n sh -c ", 0) == 0);
-  CHECK(kill_script("python", {}).rfind("sh -c ", 0) == 0);
+  spec.all_users = true;
+  const std::string all = kill_script("python", spec);
+  CHECK(all.rfind("sh -c ", 0) == 0);
+  CHECK(all.find(" python 1 ") != std::string::npos);
+  CHECK(kill_script("python", {}).find(" python '' ") != std::string::npos);
+  CHECK(tpu_kill_script({spec, std::nullopt, std::nullopt}).rfind("sh -c ", 0) == 0);
   // the defaults, and the worker's own TPUSH_TPU_* when no override is given
   const std::string tpu = tpu_kill_script({});
   CHECK(tpu.find("TPUSH_TPU_DEVICES:-") != std::string::npos);

@@ -76,6 +76,7 @@ struct Options {
   std::vector<std::string> env;         // -e NAME or NAME=VALUE
   std::string cd;                       // --cd DIR
   bool tty = false;                     // --tty: a pty per worker
+  bool sudo = false;                    // --sudo (and kill --sudo): the command runs under sudo
   bool no_stdin = false;                // -n: do not forward stdin
   bool detach = false;                  // --detach: start in the background
   std::string log_file;                 // --log FILE (with --detach)

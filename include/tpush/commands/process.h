@@ -32,7 +32,7 @@ std::string pattern_error(const std::string& pattern);
 struct KillSpec {
   std::string signal = "TERM";  // a name from signal_name()
   double grace = 5;             // seconds between the signal and KILL
-  bool sudo = false;            // run the whole helper under `sudo -n`
+  bool all_users = false;       // every user's processes (kill --sudo, which runs it as root)
   // local_client() of the tpush sending the script: on a worker that is this very
   // machine (-w localhost), that process and its ancestors are never matched.
   std::string client;

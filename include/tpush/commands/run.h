@@ -29,6 +29,10 @@ std::string remote_command_line(const std::string& command, const inventory::Wor
                                 std::size_t index, std::size_t count,
                                 const RemoteSetup& setup = {}, bool mask = false);
 
+// `line` (a remote command line) run as root by sudo, which asks with
+// `prompt`; the root shell prints `mark` on stderr first (sudo_command.sh).
+std::string with_sudo(const std::string& line, const std::string& prompt, const std::string& mark);
+
 struct RunPlan {
   std::string command;
   RemoteSetup setup;

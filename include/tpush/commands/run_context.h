@@ -49,6 +49,12 @@ class RunContext {
   const std::vector<std::string>& labels() const { return labels_; }
   // How worker i is reached, with where each value came from.
   const Reach& reach(std::size_t i) const { return reaches_[i]; }
+  // "alice@w3": as whom worker i logs in, for each worker.
+  std::vector<std::string> logins() const;
+  // There is a terminal to ask the user for a secret on (not --live's).
+  bool can_ask() const;
+  // Asks on the terminal, the status line out of the way; nullopt when it cannot.
+  std::optional<std::string> ask_secret(const std::string& prompt);
   // Where, as whom and how to connect to worker i.
   ssh::Endpoint endpoint(std::size_t i);
   const ssh::ConnectionSettings& settings() const { return settings_; }

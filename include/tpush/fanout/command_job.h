@@ -28,6 +28,8 @@
 #include "tpush/fanout/command_state.h"
 #include "tpush/fanout/output_sink.h"
 #include "tpush/fanout/session_job.h"
+#include "tpush/fanout/sudo_exchange.h"
+#include "tpush/fanout/sudo_password.h"
 #include "tpush/ssh/exec_channel.h"
 #include "tpush/ssh/remote_group.h"
 
@@ -35,9 +37,11 @@ namespace tpush::fanout {
 
 class CommandJob final : public SessionJob {
  public:
+  // `sudo`: the run's sudo password (--sudo): the command runs under sudo
+  // with its prompt and mark (a fresh exec channel, never a kept shell).
   CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
              std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
-             OutputSink& out);
+             OutputSink& out, SudoPassword* sudo = nullptr);
 
   // First Ctrl-C: ^C through the pty, else INT to the remote process group.
   void forward_interrupt() override;
@@ -82,6 +86,11 @@ class CommandJob final : public SessionJob {
   bool signal_group(const std::string& signal);
   ssh::HangUpWatch hang_up_watch(const ssh::ConnectionSettings& settings) const;
   void stderr_data(std::string_view bytes);
+  // --sudo: the stream sudo speaks on goes through the exchange first.
+  void sudo_data(Stream stream, std::string_view bytes);
+  void sudo_asked();
+  // Sends the password, waits for the worker it is checked on, or gives up.
+  void answer_sudo();
   bool stops_pending() const;
   // The command ended while a stop channel (its Ctrl-C's kill) was still
   // closing: on a session a persist master may keep, the job waits for it a
@@ -107,6 +116,11 @@ class CommandJob final : public SessionJob {
   std::vector<std::string> queued_signals_;     // waiting for the group's tag
   std::vector<std::unique_ptr<ssh::ExecChannel>> stops_;  // `kill -s SIG -- -PGID` channels
   std::optional<Clock::time_point> ended_before_stops_;  // waiting_for_stops() since
+  SudoPassword* sudo_ = nullptr;
+  std::optional<SudoExchange> sudo_exchange_;
+  bool sudo_sent_ = false;     // the password went to this worker
+  bool sudo_waiting_ = false;  // sudo asked; the password is being checked on another worker
+  std::string sudo_failure_;   // why sudo did not run the command, for the summary
 };
 
 }  // namespace tpush::fanout
