@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "tpush/commands/forward.h"
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/commands/shell.h"
 #include "tpush/commands/subcommands.h"
@@ -118,6 +119,8 @@ int forward_main(Options& o, int signal_fd) {
   if (each && on) throw UsageError("tpush forward: --each and --on both say which workers; give one of them");
   std::vector<ForwardSpec> specs;
   for (const auto& a : *args) specs.push_back(parse_forward_spec(a));
+  // Through a persist master, the forward rides its kept sessions (the master binds the ports).
+  if (auto code = hand_to_master(o, signal_fd)) return *code;
 
   Targets t = resolve_targets(o, signal_fd);
   std::vector<inventory::Worker> chosen;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "tpush/commands/persist_run.h"
 #include "tpush/commands/run_context.h"
 #include "tpush/commands/subcommands.h"
 #include "tpush/commands/targets.h"
@@ -62,6 +63,8 @@ int shell_main(Options& o, int signal_fd) {
   if (::isatty(STDIN_FILENO) != 1)
     throw UsageError("tpush shell: stdin is not a terminal, and the shell is interactive (run it from a terminal; "
                      "to run commands, give them: tpush -w HOSTS 'CMD')");
+  // A persist master's kept session opens the shell at once (the master works the client's terminal).
+  if (auto code = hand_to_master(o, signal_fd)) return *code;
   Targets t = resolve_targets(o, signal_fd);
   const std::optional<std::string> label = args->empty() ? std::nullopt : std::optional(args->front());
   const std::size_t chosen = pick_worker(t.workers, label, "tpush shell " + label.value_or(""));

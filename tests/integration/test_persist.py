@@ -872,3 +872,45 @@ def test_agent_forwarding_through_the_master_reaches_the_clients_agent(farm, tpu
     assert r.returncode == 0, str(r)
     assert all(v[-1] in ("status 1", "status 2") and expected not in v
                for v in split_prefixed(r.out, hosts).values()), str(r)
+
+
+def test_a_shell_opens_on_the_kept_session(pty_farm, tpush, penv):
+    """tpush shell through the master: the worker's kept session carries the shell (no new
+    login), on the client's terminal, and its exit status comes back."""
+    import pexpect
+    hosts = pty_farm.hosts[:2]
+    assert tpush(*host_args(hosts), "true", env=penv).returncode == 0
+    before = logins(pty_farm)
+    child = pexpect.spawn(str(tpush.binary), [*host_args(hosts), "shell"], env=penv, encoding="utf-8",
+                          codec_errors="replace", dimensions=(30, 100), timeout=60)
+    child.send("PS1='kept''-prompt$ '; PROMPT_COMMAND=\r")
+    child.expect_exact("kept-prompt$ ")
+    child.send('set -- $SSH_CONNECTION; echo "at $3"; tty; exit 7\r')
+    child.expect(r"at (\S+)\r\n/dev/pts/")
+    assert child.match.group(1) == pty_farm.addresses[0]
+    child.expect(pexpect.EOF)
+    child.wait()
+    assert child.exitstatus == 7
+    assert logins(pty_farm) == before, "the shell logged in afresh"
+
+
+def test_a_forward_rides_the_kept_session(farm, tpush, penv):
+    """tpush forward through the master: the master binds the port, the kept session carries
+    the connections (no new login; here to the worker's own sshd, whose banner comes back),
+    and Ctrl-C at the client ends it."""
+    hosts = farm.hosts[:2]
+    assert tpush(*host_args(hosts), "true", env=penv).returncode == 0
+    before = logins(farm)
+    from test_forward import free_port
+    local = free_port()
+    st = tpush.stream(*host_args(hosts), "forward", f"{local}:127.0.0.1:{farm.port}", env=penv)
+    try:
+        st.wait_for_stderr(f"tpush: forwarding 127.0.0.1:{local} -> {hosts[0]}", 60)
+        with socket.create_connection(("127.0.0.1", local), timeout=30) as c:
+            assert c.makefile("rb").readline().startswith(b"SSH-2.0-OpenSSH")
+        st.proc.send_signal(signal.SIGINT)
+        r = st.finish(60)
+        assert r.returncode == 0, str(r)
+    finally:
+        st.close()
+    assert logins(farm) == before + 0, "the forward logged in afresh"
