@@ -141,6 +141,8 @@ int cp_main(Options& o, int signal_fd) {
   bool recursive = false, preserve = false;
   std::optional<bool> relay;  // --relay / --no-relay; else relay_by_default
   SubcommandSpec spec;
+  spec.without_sudo = "files are written as the login user, over SFTP"
+                     " (copy them where that user may write, then move them with tpush --sudo 'mv ...')";
   spec.description =
       "copy local files to every worker over SFTP. Each file is written to a temporary name beside its "
       "target and renamed when complete. DEST ending in '/' (or several sources) means \"into\".";

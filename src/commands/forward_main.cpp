@@ -103,6 +103,7 @@ int forward_main(Options& o, int signal_fd) {
   bool each = false;
   std::optional<std::string> on;
   SubcommandSpec spec;
+  spec.without_sudo = "a forward runs no command on the worker (drop --sudo)";
   spec.description =
       "forward local ports to one worker's side until Ctrl-C, as ssh -L does: LPORT alone is the worker's own "
       "localhost:LPORT (tpush -t mytpu forward 6006 for TensorBoard); [BIND:]LPORT:HOST:RPORT reaches HOST:RPORT "

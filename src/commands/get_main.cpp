@@ -13,6 +13,8 @@ namespace tpush::commands {
 int get_main(Options& o, int signal_fd) {
   bool recursive = false, preserve = false;
   SubcommandSpec spec;
+  spec.without_sudo = "files are read as the login user, over SFTP"
+                     " (copy them somewhere readable first with tpush --sudo 'cp ...', or print one with tpush --sudo 'cat FILE')";
   spec.description =
       "copy files from every worker into LOCALDIR/<label>/, over SFTP. Each file is written to a temporary "
       "name and renamed when complete.";

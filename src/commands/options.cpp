@@ -382,6 +382,8 @@ std::optional<std::vector<std::string>> parse_subcommand(Options& o, const Subco
     std::cout << "tpush " << TPUSH_VERSION << " (libssh2 " << ssh::libssh2_version() << ")\n";
     return std::nullopt;
   }
+  if (o.sudo && !spec.without_sudo.empty())
+    throw UsageError("tpush " + o.subcommand + " does not run as root with --sudo: " + spec.without_sudo);
   if (app.count("--config") > 0)
     throw UsageError("--config goes before the subcommand's name (tpush --config FILE " + o.subcommand + " ...)");
   record_given(app, o);

@@ -96,6 +96,9 @@ int rsync_main(Options& o, int signal_fd) {
     print_subcommand_help("rsync", kDescription);
     return 0;
   }
+  if (o.sudo)
+    throw UsageError("tpush rsync does not run as root with --sudo: give rsync --rsync-path='sudo -n rsync' "
+                     "(which needs sudo without a password on the workers)");
   std::size_t remote_args = 0;
   for (const auto& a : args) {
     if (a == "-e" || a.rfind("--rsh", 0) == 0 || (a.size() > 2 && a[0] == '-' && a[1] != '-' && a.find('e') != std::string::npos && a.back() == 'e'))

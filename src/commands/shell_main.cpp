@@ -51,6 +51,7 @@ std::size_t pick_worker(const std::vector<inventory::Worker>& workers, const std
 
 int shell_main(Options& o, int signal_fd) {
   SubcommandSpec spec;
+  spec.without_sudo = "the shell is the login user's (run sudo -i in it)";
   spec.description =
       "open an interactive login shell on one worker: the first, or the one LABEL names (w3, s1w0, a host), "
       "reached as a run reaches it, on a pseudo-terminal the size of this one. It ends with the shell, and "

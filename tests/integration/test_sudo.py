@@ -253,3 +253,14 @@ def test_interrupt_stops_the_root_command(tpush, sudoer):
 
 def _running(marker: str) -> bool:
     return subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("argv", [["cp", "f", "/tmp/"], ["get", "/etc/hostname", "out"], ["shell"],
+                                  ["forward", "6006"], ["rsync", "-a", "f", ":/tmp/"]])
+def test_subcommands_that_run_nothing_as_root_refuse_sudo(farm, tpush, argv):
+    """--sudo with a subcommand that has no command to run as root: a one-line usage error
+    naming the subcommand and what to do instead, before any connection."""
+    r = tpush("--sudo", "-w", farm.hosts[0], *argv)
+    assert r.returncode == 2, str(r)
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and f"tpush {argv[0]} does not run as root with --sudo: " in lines[0], str(r)

@@ -128,6 +128,9 @@ struct SubcommandSpec {
   std::string description;  // one paragraph for --help
   std::function<void(CLI::App&)> add_own;
   bool takes_args = true;   // positional arguments allowed
+  // Set for a subcommand that runs no command --sudo could run as root: what
+  // to do instead, for the usage error --sudo then is.
+  std::string without_sudo;
 };
 
 // Parses o.rest for o.subcommand; returns its positional arguments, or nullopt
