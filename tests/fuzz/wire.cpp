@@ -4,6 +4,7 @@
 // put_string and put_mpint read back as what was written.
 #include "fuzz_support.h"
 #include "tpush/ssh/identity/known_hosts.h"
+#include "tpush/ssh/identity/user_certificate.h"
 #include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     switch (step % 3) {
       case 0: ok = r.string().has_value(); break;
       case 1: ok = r.byte().has_value(); break;
-      case 2: ok = r.u32().has_value(); break;
+      case 2: ok = (step % 2 ? r.u64().has_value() : r.u32().has_value()); break;
     }
     FUZZ_CHECK(r.rest().size() <= before);
     FUZZ_CHECK(!(failed && ok));
@@ -47,6 +48,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (const auto key = parse_public_key(line)) {
     FUZZ_CHECK(key->blob == bytes);
     FUZZ_CHECK(wire::blob_type(key->blob) == key->type);
+  }
+
+  // The bytes as a user certificate: read whole or not at all, its key a blob of its
+  // own plain type, and what a server would refuse said for any user and time.
+  if (const auto cert = UserCertificate::parse(bytes)) {
+    FUZZ_CHECK(cert->blob == bytes);
+    FUZZ_CHECK(plain_signature_algorithm(wire::blob_type(bytes)) == wire::blob_type(cert->key_blob));
+    const std::string unfit = cert->unfit_for("someone", static_cast<std::time_t>(cert->valid_after));
+    FUZZ_CHECK(cert->valid_after >= cert->valid_before || unfit.empty() || unfit.starts_with("its principals") ||
+               cert->valid_after > static_cast<std::uint64_t>(INT64_MAX));
   }
   return 0;
 }
