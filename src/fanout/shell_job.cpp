@@ -62,4 +62,6 @@ void ShellJob::release_work() {
   if (channel_ && channel_->phase() != ssh::ExecChannel::Phase::done) channel_->release();
 }
 
+bool ShellJob::work_clean() const { return channel_ && channel_->phase() == ssh::ExecChannel::Phase::done; }
+
 }  // namespace tpush::fanout

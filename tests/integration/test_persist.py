@@ -881,23 +881,36 @@ def test_a_shell_opens_on_the_kept_session(pty_farm, tpush, penv):
     hosts = pty_farm.hosts[:2]
     assert tpush(*host_args(hosts), "true", env=penv).returncode == 0
     before = logins(pty_farm)
-    child = pexpect.spawn(str(tpush.binary), [*host_args(hosts), "shell"], env=penv, encoding="utf-8",
-                          codec_errors="replace", dimensions=(30, 100), timeout=60)
-    child.send("PS1='kept''-prompt$ '; PROMPT_COMMAND=\r")
-    child.expect_exact("kept-prompt$ ")
-    child.send('set -- $SSH_CONNECTION; echo "at $3"; tty; exit 7\r')
-    child.expect(r"at (\S+)\r\n/dev/pts/")
-    assert child.match.group(1) == pty_farm.addresses[0]
-    child.expect(pexpect.EOF)
-    child.wait()
-    assert child.exitstatus == 7
-    assert logins(pty_farm) == before, "the shell logged in afresh"
+    for status in (7, 0):  # the session stays kept after a shell, for the next one
+        child = pexpect.spawn(str(tpush.binary), [*host_args(hosts), "shell"], env=penv, encoding="utf-8",
+                              codec_errors="replace", dimensions=(30, 100), timeout=60)
+        child.send("PS1='kept''-prompt$ '; PROMPT_COMMAND=\r")
+        child.expect_exact("kept-prompt$ ")
+        child.send(f'set -- $SSH_CONNECTION; echo "at $3"; tty; exit {status}\r')
+        child.expect(r"at (\S+)\r\n/dev/pts/")
+        assert child.match.group(1) == pty_farm.addresses[0]
+        child.expect(pexpect.EOF)
+        child.wait()
+        assert child.exitstatus == status
+        assert logins(pty_farm) == before, "the shell logged in afresh"
 
 
-def test_a_forward_rides_the_kept_session(farm, tpush, penv):
+def sockets_of(pid: int) -> int:
+    """The sockets process `pid` holds open."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass
+    return count
+
+
+def test_a_forward_rides_the_kept_session(farm, tpush, penv, run_dir):
     """tpush forward through the master: the master binds the port, the kept session carries
     the connections (no new login; here to the worker's own sshd, whose banner comes back),
-    and Ctrl-C at the client ends it."""
+    Ctrl-C at the client ends it, and the session is kept for the next run (a forward ended
+    with no connection open gives it back clean)."""
     hosts = farm.hosts[:2]
     assert tpush(*host_args(hosts), "true", env=penv).returncode == 0
     before = logins(farm)
@@ -906,11 +919,15 @@ def test_a_forward_rides_the_kept_session(farm, tpush, penv):
     st = tpush.stream(*host_args(hosts), "forward", f"{local}:127.0.0.1:{farm.port}", env=penv)
     try:
         st.wait_for_stderr(f"tpush: forwarding 127.0.0.1:{local} -> {hosts[0]}", 60)
+        [master] = masters(run_dir)
+        idle = sockets_of(master)
         with socket.create_connection(("127.0.0.1", local), timeout=30) as c:
             assert c.makefile("rb").readline().startswith(b"SSH-2.0-OpenSSH")
+        wait_until(lambda: sockets_of(master) == idle, 30, "the forwarded connection to close")
         st.proc.send_signal(signal.SIGINT)
         r = st.finish(60)
         assert r.returncode == 0, str(r)
     finally:
         st.close()
-    assert logins(farm) == before + 0, "the forward logged in afresh"
+    assert tpush(*host_args(hosts), "true", env=penv).returncode == 0  # the session was kept after it
+    assert logins(farm) == before, "the forward, or the run after it, logged in afresh"

@@ -57,6 +57,9 @@ class ForwardJob final : public SessionJob {
   void advance_work() override;
   util::Wait work_wait() const override;
   void release_work() override;
+  // No connection's channel is open, nor a write half sent: a persist master
+  // keeps the session.
+  bool work_clean() const override { return connections_.empty() && !half_sent_; }
   bool open_next();          // false when libssh2 must be waited for
   bool move(Connection& c);  // false when a write was left half sent
   void close(Connection& c, const std::string& refusal);

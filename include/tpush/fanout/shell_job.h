@@ -32,6 +32,8 @@ class ShellJob final : public SessionJob {
   void tick_work() override;
   bool work_paused() const override { return channel_ && channel_->paused(); }
   void release_work() override;
+  // The shell ended and its channel closed: a persist master keeps the session.
+  bool work_clean() const override;
   void follow_size();
 
   ssh::ExecChannel::Settings channel_settings_;
