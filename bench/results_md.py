@@ -144,6 +144,12 @@ def render(meta: dict, results: list[dict]) -> str:
     relay = Path(__file__).with_name("results-relay.json")  # bench/relay.py's rows
     if relay.exists():
         targets.extend(render_relay(json.loads(relay.read_text()), w))
+    shell = Path(__file__).with_name("results-shell.json")  # bench/shell_prompt.py's
+    if shell.exists():
+        targets.extend(render_shell(json.loads(shell.read_text()), w))
+    forward = Path(__file__).with_name("results-forward.json")  # bench/forward.py's
+    if forward.exists():
+        targets.extend(render_forward(json.loads(forward.read_text()), w))
     if targets:
         w("## The issue's targets, checked against these medians\n")
         w("| N | scenario | target | measured | met? |")
@@ -155,6 +161,53 @@ def render(meta: dict, results: list[dict]) -> str:
     if notes.exists():
         w(notes.read_text())
     return "\n".join(out) + "\n"
+
+
+SHELL_NAME = {"ssh": "ssh -t", "tpush": "tpush -w HOST shell (fresh)",
+              "tpush-tpu": "tpush -t TPU shell (fresh, the TPU from tpush's cache)",
+              "tpush-kept": "tpush shell through a persist master's kept session",
+              "ssh-kept": "ssh -t through an OpenSSH ControlMaster (the kept floor)",
+              "gcloud": "gcloud compute tpus tpu-vm ssh --worker=0 (the stand-in)"}
+
+
+def render_shell(data: dict, w) -> list[list[str]]:
+    """bench/shell_prompt.py's table (issue 38); returns its target rows."""
+    tools = data["tools"]
+    w(f"## A shell on one worker: spawn until it answers a command typed at once (bench/shell_prompt.py)\n")
+    w(f"Medians of {data['samples']} samples per tool, interleaved; the stand-in gcloud pays gcloud's start-up "
+      "(about 1 s of CPU), describes the TPU, then runs ssh as `tpu-vm ssh` does.\n")
+    w("| tool | median ms (min–max) | ÷ ssh | ÷ gcloud |")
+    w("|---|---|---|---|")
+    ssh, gcloud = tools["ssh"]["median"], tools["gcloud"]["median"]
+    for name in ("ssh", "tpush", "tpush-tpu", "tpush-kept", "ssh-kept", "gcloud"):
+        if name not in tools:
+            continue
+        r = tools[name]
+        w(f"| {SHELL_NAME[name]} | {1000 * r['median']:.0f} ({1000 * r['min']:.0f}–{1000 * r['max']:.0f}) | "
+          f"{r['median'] / ssh:.2f} | {r['median'] / gcloud:.2f} |")
+    w("")
+    yes = lambda ok: "yes" if ok else "**no**"
+    fresh = max(tools["tpush"]["median"], tools["tpush-tpu"]["median"])
+    kept = tools["tpush-kept"]["median"]
+    return [["1", "shell", "fresh ≤ 1.2× ssh", f"{fresh / ssh:.2f}×", yes(fresh <= 1.2 * ssh)],
+            ["1", "shell", "fresh ≤ 0.3× gcloud tpu-vm ssh", f"{fresh / gcloud:.2f}×", yes(fresh <= 0.3 * gcloud)],
+            ["1", "shell", "kept ≤ 0.5× a fresh ssh", f"{kept / ssh:.2f}×", yes(kept <= 0.5 * ssh)]]
+
+
+def render_forward(data: dict, w) -> list[list[str]]:
+    """bench/forward.py's table (issue 38); returns its target row."""
+    runs = data["runs"]
+    w("## One stream through a port forward (bench/forward.py)\n")
+    w(f"{runs[0]['mib']} MiB written through the forward to a sink on the worker side, per run; medians.\n")
+    w("| tool | MiB/s (min–max) | client CPU s |")
+    w("|---|---|---|")
+    for tool, name in (("ssh", "ssh -N -L"), ("tpush", "tpush forward")):
+        rs = [r for r in runs if r["tool"] == tool]
+        rates = [r["mib_s"] for r in rs]
+        w(f"| {name} | {med(rates):.0f} ({min(rates):.0f}–{max(rates):.0f}) | {med([r['client_cpu'] for r in rs]):.2f} |")
+    w("")
+    r = data["median_mib_s"]["tpush"] / data["median_mib_s"]["ssh"]
+    return [["1", "forward", "one stream ≥ 0.8× ssh -L", f"{r:.2f}×", "yes" if r >= 0.8 else "**no**"]]
 
 
 RELAY_ORDER = ["one", "tpush-relay", "tpush-relay-kill", "tpush", "scp", "pscp", "clush"]

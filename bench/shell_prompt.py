@@ -61,18 +61,25 @@ try:
     env = g.env(env)
     env["TPUSH_FAKE_SSH_PORT"] = str(f.port)
     host = f.hosts[0]
+    cm = str(rt / "cm")
     tp = a.tpush
+    where = ["--project", g.project, "--zone", g.zone]
     tools = {
         "ssh": (["ssh", "-t", "-F", str(cfg), f.addresses[0]], env),
         "tpush": ([tp, "-w", host, "shell"], env),
-        "tpush-tpu": ([tp, "-t", "bench-tpu", "-p", str(f.port), "shell"], env),
+        "tpush-tpu": ([tp, "-t", "bench-tpu", *where, "-p", str(f.port), "shell"], env),
         "tpush-kept": ([tp, "-w", host, "shell"], {**env, "TPUSH_PERSIST": "10m"}),
-        "gcloud": (["gcloud", "compute", "tpus", "tpu-vm", "ssh", "bench-tpu", "--worker=0"], env),
+        "ssh-kept": (["ssh", "-t", "-F", str(cfg), "-o", f"ControlPath={cm}", f.addresses[0]], env),
+        "gcloud": (["gcloud", "compute", "tpus", "tpu-vm", "ssh", "bench-tpu", "--worker=0", *where], env),
     }
     # Warm what a user has warm: the TPU in tpush's cache, the kept session's master.
-    for argv, environment in (([tp, "-t", "bench-tpu", "-p", str(f.port), "true"], env),
-                              ([tp, "-w", host, "true"], {**env, "TPUSH_PERSIST": "10m"})):
-        subprocess.run(argv, env=environment, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    for argv, environment in (([tp, "-t", "bench-tpu", *where, "-p", str(f.port), "true"], env),
+                              ([tp, "-w", host, "true"], {**env, "TPUSH_PERSIST": "10m"}),
+                              (["ssh", "-F", str(cfg), "-o", "ControlMaster=yes", "-o", f"ControlPath={cm}",
+                                "-o", "ControlPersist=10m", "-f", "-N", f.addresses[0]], env)):
+        done = subprocess.run(argv, env=environment, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()}")
 
     def sample(argv, environment) -> float:
         t0 = time.monotonic()
@@ -98,6 +105,8 @@ try:
               f"  {row['median'] / ssh_s:5.2f}x ssh  {row['median'] / gcloud_s:5.2f}x gcloud")
     Path(a.out).write_text(json.dumps({"samples": a.samples, "ncpu": os.cpu_count(), "tools": table}, indent=1) + "\n")
 finally:
+    subprocess.run(["ssh", "-o", f"ControlPath={rt / 'cm'}", "-O", "exit", "x"], capture_output=True,
+                   stdin=subprocess.DEVNULL)
     subprocess.run([a.tpush, "-w", f.hosts[0], "disconnect"], capture_output=True, stdin=subprocess.DEVNULL,
                    env={**os.environ, "HOME": str(f.home), "XDG_RUNTIME_DIR": str(rt)})
     f.stop()
