@@ -46,7 +46,7 @@ std::size_t pick_worker(const std::vector<inventory::Worker>& workers, const std
   std::vector<std::string> labels;
   for (const auto& w : workers) labels.push_back(w.label);
   throw UsageError(asked + ": no such worker (the workers: " +
-                   inventory::fold_node_set(labels) + "); name one of them, or none for the first");
+                   inventory::fold_node_set(labels) + "); name one of them (without one: the first)");
 }
 
 int shell_main(Options& o, int signal_fd) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "tpush/ssh/hangup.h"
+#include "tpush/ssh/last_error.h"
 #include "tpush/ssh/session_wait.h"
 
 namespace tpush::fanout {
@@ -20,9 +21,8 @@ namespace {
 constexpr std::size_t kBuffer = 256 * 1024;
 
 std::string libssh2_message(LIBSSH2_SESSION* session) {
-  char* msg = nullptr;
-  libssh2_session_last_error(session, &msg, nullptr, 0);
-  return msg && *msg ? msg : "unknown error";
+  const std::string message = ssh::last_error(session);
+  return message.empty() ? "unknown error" : message;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "tpush/ssh/agent/client.h"
 #include "tpush/ssh/agent/protocol.h"
 #include "tpush/ssh/hangup.h"
+#include "tpush/ssh/last_error.h"
 #include "tpush/ssh/library.h"
 #include "tpush/ssh/way/name_lookup.h"
 #include "tpush/ssh/session_memory.h"
@@ -198,10 +199,8 @@ void Connection::fail(std::string reason) {
 
 std::string Connection::last_error() const {
   if (!session_) return "no session";
-  char* msg = nullptr;
-  int len = 0;
-  libssh2_session_last_error(session_, &msg, &len, 0);
-  return msg && len > 0 ? std::string(msg, static_cast<std::size_t>(len)) : "unknown error";
+  const std::string message = ssh::last_error(session_);
+  return message.empty() ? "unknown error" : message;
 }
 
 Session::Phase Connection::advance() {

@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 
 #include "tpush/ssh/hangup.h"
+#include "tpush/ssh/last_error.h"
 #include "tpush/ssh/session_wait.h"
 
 #include <array>
@@ -64,9 +65,8 @@ void ExecChannel::fail(const std::string& what, int rc) {
   } else if (rc == LIBSSH2_ERROR_SOCKET_RECV || rc == LIBSSH2_ERROR_SOCKET_SEND) {
     error_ = "the network connection failed";
   } else {
-    char* msg = nullptr;
-    libssh2_session_last_error(session_, &msg, nullptr, 0);
-    error_ = what + (msg && *msg ? std::string(": ") + msg : std::string());
+    const std::string message = last_error(session_);
+    error_ = what + (message.empty() ? "" : ": " + message);
   }
   phase_ = Phase::failed;
   wait_ = util::Wait::none;

@@ -38,7 +38,7 @@ TEST_CASE("shell: no label is the first worker, a label or a host names one") {
 
 TEST_CASE("shell: a label that names no worker, or a host with several, is a usage error that lists them") {
   const std::vector<tpush::inventory::Worker> ws = {shell_worker("h", "w0"), shell_worker("h", "w1", 2222)};
-  CHECK(refusal_of(ws, "w7") == "tpush shell w7: no such worker (the workers: w[0-1]); name one of them, or none "
-                              "for the first");
+  CHECK(refusal_of(ws, "w7") == "tpush shell w7: no such worker (the workers: w[0-1]); name one of them (without "
+                              "one: the first)");
   CHECK(refusal_of(ws, "h") == "tpush shell h: several workers are on that host (w0, w1); name one by its label");
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tpush/ssh/hangup.h"
+#include "tpush/ssh/last_error.h"
 #include "tpush/ssh/session_wait.h"
 
 namespace tpush::ssh {
@@ -68,9 +69,8 @@ void SftpTransfer::fail(const std::string& path, const std::string& what, int rc
   } else if (is_hangup(rc)) {
     detail = "the network connection failed";
   } else if (rc != 0) {
-    char* msg = nullptr;
-    libssh2_session_last_error(session_, &msg, nullptr, 0);
-    detail = msg && *msg ? msg : "libssh2 error " + std::to_string(rc);
+    detail = last_error(session_);
+    if (detail.empty()) detail = "libssh2 error " + std::to_string(rc);
   }
   hung_up_ = hung_up_ || is_hangup(rc);
   error_ = (path.empty() ? "" : path + ": ") + what + (detail.empty() ? "" : ": " + detail);
