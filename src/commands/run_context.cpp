@@ -106,30 +106,30 @@ std::vector<std::string> labels_of(const std::vector<inventory::Worker>& workers
 
 }  // namespace
 
-// Every key any worker (or jump host) may use: -i files must exist; the
-// others are read when they do.
-std::vector<std::filesystem::path> identity_files_of(const std::vector<Reach>& reaches, bool explicit_ones) {
+// Every path of the list `files` of any worker or jump host that `keep` takes,
+// once each, in the order they come.
+std::vector<std::filesystem::path> files_of(const std::vector<Reach>& reaches,
+                                            std::vector<Sourced<std::filesystem::path>> Reach::*files,
+                                            const std::function<bool(const Sourced<std::filesystem::path>&)>& keep) {
   std::vector<std::filesystem::path> out;
   std::function<void(const Reach&)> add = [&](const Reach& r) {
-    for (const auto& f : r.identity_files)
-      if ((f.from == "-i") == explicit_ones && std::find(out.begin(), out.end(), f.value) == out.end())
-        out.push_back(f.value);
+    for (const auto& f : r.*files)
+      if (keep(f) && std::find(out.begin(), out.end(), f.value) == out.end()) out.push_back(f.value);
     for (const auto& hop : r.jump) add(hop.reach);
   };
   for (const auto& r : reaches) add(r);
   return out;
 }
 
+// Every key any worker (or jump host) may use: -i files must exist; the
+// others are read when they do.
+std::vector<std::filesystem::path> identity_files_of(const std::vector<Reach>& reaches, bool explicit_ones) {
+  return files_of(reaches, &Reach::identity_files, [&](const auto& f) { return (f.from == "-i") == explicit_ones; });
+}
+
 // Every CertificateFile any worker (or jump host) names.
 std::vector<std::filesystem::path> certificate_files_of(const std::vector<Reach>& reaches) {
-  std::vector<std::filesystem::path> out;
-  std::function<void(const Reach&)> add = [&](const Reach& r) {
-    for (const auto& f : r.certificate_files)
-      if (std::find(out.begin(), out.end(), f.value) == out.end()) out.push_back(f.value);
-    for (const auto& hop : r.jump) add(hop.reach);
-  };
-  for (const auto& r : reaches) add(r);
-  return out;
+  return files_of(reaches, &Reach::certificate_files, [](const auto&) { return true; });
 }
 
 std::vector<Reach> plan_all(const ReachPlanner& planner, const std::vector<inventory::Worker>& workers) {

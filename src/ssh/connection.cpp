@@ -15,6 +15,8 @@
 #include <ctime>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "tpush/ssh/agent/client.h"
 #include "tpush/ssh/agent/protocol.h"
 #include "tpush/ssh/hangup.h"
@@ -28,18 +30,23 @@
 namespace tpush::ssh {
 namespace {
 
-// libssh2's sign callback for keys tpush decoded itself. libssh2 frees the
-// signature with the session's allocator.
-int sign_with_key(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len, const unsigned char* data,
-                  std::size_t data_len, void** abstract) {
-  const auto* key = static_cast<const SigningKey*>(*abstract);
-  const auto signature = key->sign_userauth_request({reinterpret_cast<const char*>(data), data_len});
+// A sign callback's answer: `signature` in memory of the session's allocator,
+// which libssh2 frees it with. -1 (libssh2's "callback failed") without one.
+int hand_signature(std::optional<std::string_view> signature, unsigned char** sig, std::size_t* sig_len) {
   if (!signature) return -1;
   *sig = static_cast<unsigned char*>(session_memory::allocate(signature->size(), nullptr));
   if (!*sig) return -1;
   std::memcpy(*sig, signature->data(), signature->size());
   *sig_len = signature->size();
   return 0;
+}
+
+// libssh2's sign callback for keys tpush decoded itself.
+int sign_with_key(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len, const unsigned char* data,
+                  std::size_t data_len, void** abstract) {
+  const auto* key = static_cast<const SigningKey*>(*abstract);
+  const auto signature = key->sign_userauth_request({reinterpret_cast<const char*>(data), data_len});
+  return hand_signature(signature ? std::optional<std::string_view>(*signature) : std::nullopt, sig, sig_len);
 }
 
 // libssh2's sign callback for an RSA certificate in the agent (libssh2's own
@@ -57,15 +64,11 @@ int sign_with_agent_rsa_certificate(LIBSSH2_SESSION*, unsigned char** sig, std::
                                                             : 0;
   std::string error;
   const auto blob = sign_with_agent(target->socket, target->blob, request, flags, std::chrono::seconds(30), error);
+  if (!blob) spdlog::debug("the agent's RSA certificate: {}", error);
   wire::Reader r(blob ? std::string_view(*blob) : std::string_view());
   const auto kind = r.string();
   const auto signature = r.string();
-  if (!signature || *kind != algorithm) return -1;
-  *sig = static_cast<unsigned char*>(session_memory::allocate(signature->size(), nullptr));
-  if (!*sig) return -1;
-  std::memcpy(*sig, signature->data(), signature->size());
-  *sig_len = signature->size();
-  return 0;
+  return hand_signature(signature && *kind == algorithm ? signature : std::nullopt, sig, sig_len);
 }
 
 // "127.0.1.5 port 22", "fe80::1 port 2222": the address tried, as ssh names it.
