@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ssh_keys.h"
 #include "test_support.h"
 #include "tpush/ssh/agent/protocol.h"
 #include "tpush/ssh/agent/server.h"
@@ -32,12 +33,10 @@ using tpush::ssh::signature_valid;
 
 namespace {
 
-struct Keys : tpush::test::TempDir {
+struct Keys : tpush::test::KeyDir {
   // A key from ssh-keygen, decoded.
   SigningKey make(const std::string& name, const std::string& type) const {
-    const fs::path key = *this / name;
-    const std::string cmd = "ssh-keygen -q -t " + type + " -N '' -C test -f '" + key.string() + "' </dev/null >/dev/null 2>&1";
-    REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, cmd);
+    const fs::path key = generate(name, "-t " + type + " -N ''");
     auto k = SigningKey::parse(tpush::test::read_file(key), "");
     REQUIRE(k);
     return *k;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "ssh_keys.h"
 #include "test_support.h"
 #include "tpush/ssh/identity/signing_key.h"
 #include "tpush/ssh/wire.h"
@@ -18,43 +19,13 @@ using tpush::ssh::SigningKey;
 using tpush::test::have_ssh_keygen;
 using tpush::test::read_file;
 
+using tpush::test::KeyDir;
+using tpush::test::userauth_request;
+
 namespace {
 
-// A scratch directory where ssh-keygen writes keys.
-struct KeyDir : tpush::test::TempDir {
-  // Runs ssh-keygen to write DIR/name and DIR/name.pub.
-  fs::path generate(const std::string& name, const std::string& args) const {
-    const fs::path key = *this / name;
-    const std::string cmd = "ssh-keygen -q " + args + " -C test -f '" + key.string() + "' </dev/null >/dev/null 2>&1";
-    REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, cmd);
-    return key;
-  }
-};
-
-// The base64 field of a .pub file, decoded.
-std::string pub_blob(const fs::path& key) {
-  std::istringstream in(read_file(key.string() + ".pub"));
-  std::string type, b64;
-  in >> type >> b64;
-  auto blob = tpush::util::base64_decode(b64);
-  REQUIRE(blob);
-  return *blob;
-}
-
-// A userauth request as libssh2 hands it to the sign callback.
-std::string userauth_request(const std::string& algorithm, const std::string& blob) {
-  using namespace tpush::ssh::wire;
-  std::string d;
-  put_string(d, std::string(32, 'S'));  // session id
-  d.push_back(50);                      // SSH_MSG_USERAUTH_REQUEST
-  put_string(d, "root");
-  put_string(d, "ssh-connection");
-  put_string(d, "publickey");
-  d.push_back(1);
-  put_string(d, algorithm);
-  put_string(d, blob);
-  return d;
-}
+// KEY.pub's blob.
+std::string pub_blob(const fs::path& key) { return tpush::test::public_key_blob(key.string() + ".pub"); }
 
 }  // namespace
 

@@ -6,15 +6,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <string>
 
+#include "ssh_keys.h"
 #include "test_support.h"
 #include "tpush/ssh/identity/credentials.h"
 #include "tpush/ssh/identity/signing_key.h"
 #include "tpush/ssh/identity/user_certificate.h"
-#include "tpush/ssh/wire.h"
-#include "tpush/util/base64.h"
 #include "tpush/util/error.h"
 
 namespace fs = std::filesystem;
@@ -26,33 +24,20 @@ using tpush::test::read_file;
 namespace {
 
 // A scratch directory with a certificate authority: keys, and certificates of them.
-struct CertDir : tpush::test::TempDir {
-  CertDir() { run("ssh-keygen -q -t ed25519 -N '' -C ca -f '" + (*this / "ca").string() + "'"); }
+struct CertDir : tpush::test::KeyDir {
+  CertDir() { generate("ca", "-t ed25519 -N ''"); }
 
-  static void run(const std::string& cmd) {
-    REQUIRE_MESSAGE(std::system((cmd + " </dev/null >/dev/null 2>&1").c_str()) == 0, cmd);
-  }
   fs::path key(const std::string& name, const std::string& type = "ed25519") const {
-    const fs::path k = *this / name;
-    run("ssh-keygen -q -t " + type + " -N '' -C test -f '" + k.string() + "'");
-    return k;
+    return generate(name, "-t " + type + " -N ''");
   }
   // ssh-keygen -s: KEY-cert.pub. `options` e.g. "-n alice,bob -V 20200101Z:20200102Z".
   fs::path sign(const fs::path& key, const std::string& options = "-n root") const {
-    run("ssh-keygen -q -s '" + (*this / "ca").string() + "' -I the-id " + options + " '" + key.string() + ".pub'");
+    keygen("-s '" + (*this / "ca").string() + "' -I the-id " + options + " '" + key.string() + ".pub'");
     return key.string() + "-cert.pub";
   }
 };
 
-// The base64 field of a public key (or certificate) file, decoded.
-std::string blob_of(const fs::path& file) {
-  std::istringstream in(read_file(file));
-  std::string type, b64;
-  in >> type >> b64;
-  auto blob = tpush::util::base64_decode(b64);
-  REQUIRE(blob);
-  return *blob;
-}
+using tpush::test::public_key_blob;
 
 constexpr std::time_t kJan1_2020 = 1577836800;  // 2020-01-01 00:00:00 UTC
 
@@ -63,9 +48,9 @@ TEST_CASE("a certificate of each key type is read: its key, id, principals and v
   for (const char* type : {"ed25519", "rsa", "ecdsa"}) {
     CAPTURE(type);
     const fs::path key = dir.key(std::string("k_") + type, type);
-    const auto cert = UserCertificate::parse(blob_of(dir.sign(key, "-n alice,bob -V 20200101Z:20200102Z")));
+    const auto cert = UserCertificate::parse(public_key_blob(dir.sign(key, "-n alice,bob -V 20200101Z:20200102Z")));
     REQUIRE(cert);
-    CHECK(cert->key_blob == blob_of(key.string() + ".pub"));
+    CHECK(cert->key_blob == public_key_blob(key.string() + ".pub"));
     CHECK(cert->key_id == "the-id");
     CHECK(cert->principals == std::vector<std::string>{"alice", "bob"});
     CHECK(cert->valid_after == kJan1_2020);
@@ -76,10 +61,10 @@ TEST_CASE("a certificate of each key type is read: its key, id, principals and v
 TEST_CASE("a host certificate, a plain key and a cut certificate are not user certificates") {
   CertDir dir;
   const fs::path key = dir.key("k");
-  CertDir::run("ssh-keygen -q -s '" + (dir / "ca").string() + "' -h -I host -n h '" + key.string() + ".pub'");
-  CHECK_FALSE(UserCertificate::parse(blob_of(key.string() + "-cert.pub")));
-  CHECK_FALSE(UserCertificate::parse(blob_of(key.string() + ".pub")));
-  const std::string user_cert = blob_of(dir.sign(key));
+  CertDir::keygen("-s '" + (dir / "ca").string() + "' -h -I host -n h '" + key.string() + ".pub'");
+  CHECK_FALSE(UserCertificate::parse(public_key_blob(key.string() + "-cert.pub")));
+  CHECK_FALSE(UserCertificate::parse(public_key_blob(key.string() + ".pub")));
+  const std::string user_cert = public_key_blob(dir.sign(key));
   REQUIRE(UserCertificate::parse(user_cert));
   for (std::size_t cut : {std::size_t{10}, user_cert.size() / 2, user_cert.size() - 1})
     CHECK_FALSE(UserCertificate::parse(user_cert.substr(0, cut)));
@@ -110,13 +95,8 @@ TEST_CASE("a certificate's login is signed as its key's") {
   const fs::path key = dir.key("k");
   const auto signing = tpush::ssh::SigningKey::parse(read_file(key), "");
   REQUIRE(signing);
-  std::string request;
-  tpush::ssh::wire::put_string(request, std::string(32, 'S'));
-  request.push_back(50);
-  for (const char* field : {"root", "ssh-connection", "publickey"}) tpush::ssh::wire::put_string(request, field);
-  request.push_back(1);
-  tpush::ssh::wire::put_string(request, "ssh-ed25519-cert-v01@openssh.com");
-  tpush::ssh::wire::put_string(request, blob_of(dir.sign(key)));
+  const std::string request =
+      tpush::test::userauth_request("ssh-ed25519-cert-v01@openssh.com", public_key_blob(dir.sign(key)));
   CHECK(signing->sign_userauth_request(request) == signing->sign("ssh-ed25519", request));
 }
 
