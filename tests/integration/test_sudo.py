@@ -153,9 +153,10 @@ def test_password_asked_once_for_every_worker_and_found_nowhere(tpush, sudoer, t
     assert prompts == 1, transcript
     assert status == 0, transcript
     lines = worker_lines(transcript, sudoer.hosts)
-    for h in sudoer.hosts:
-        assert lines[h][0] == "as root", transcript
-        assert lines[h][1] == "stdin done", transcript  # cat read EOF, and no password
+    for h in sudoer.hosts:  # after whatever sudo itself says (a minimal root: "unable to resolve host")
+        assert "as root" in lines[h], transcript
+        after = lines[h][lines[h].index("as root") + 1:]
+        assert after[:1] == ["stdin done"], transcript  # cat read EOF, and no password
     assert PASSWORD not in transcript
     for f in out_dir.iterdir():
         assert PASSWORD not in f.read_text(errors="replace"), f
