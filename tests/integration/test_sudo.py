@@ -233,16 +233,18 @@ def test_kill_sudo_takes_the_same_way(tpush, sudoer):
             victim.wait()
 
 
-def test_interrupt_stops_the_root_command(tpush, sudoer):
-    """Ctrl-C (INT to tpush) reaches the command sudo runs as root, through sudo."""
+@pytest.mark.parametrize("tty", [[], ["--tty"]], ids=["pipe", "tty"])
+def test_interrupt_stops_the_root_command(tpush, sudoer, tty):
+    """Ctrl-C (INT to tpush) reaches the command sudo runs as root, through sudo (or a
+    pseudo-terminal's ^C), as INT: the command stops there and goes no further."""
     sudoer.rules(f"{sudoer.name} ALL=(ALL:ALL) NOPASSWD: ALL")
     marker = f"sleep {3000 + secrets.randbelow(100000)}"  # what the root command's sleep reads as
-    s = tpush.stream("--sudo", *hosts_args(sudoer), f"echo started; {marker}; echo not stopped")
+    s = tpush.stream("--sudo", *tty, *hosts_args(sudoer), f"echo started; {marker}; echo not stopped")
     try:
         s.wait_for(lambda out: sum("started" in line for line in out) == WORKERS, 60, "every worker started")
         s.proc.send_signal(signal.SIGINT)
         r = s.finish(60)
-        assert r.returncode == 130, str(r)
+        assert r.returncode == 130 and "not stopped" not in r.out, str(r)
         deadline = time.monotonic() + 30
         while _running(marker):
             assert time.monotonic() < deadline, f"root's {marker} still runs after Ctrl-C"
