@@ -1,9 +1,9 @@
 # The shell scripts tpush sends to workers, embedded at build time.
 #
-# Each script is a file src/<folder>/NAME.sh beside the C++ that sends it. The
-# build turns it into a header of the build tree,
+# Each script is a file src/<folder>/[<sub>/]NAME.sh beside the C++ that sends
+# it. The build turns it into a header of the build tree,
 #
-#   <build>/generated/include/tpush/<folder>/NAME_sh.h
+#   <build>/generated/include/tpush/<folder>/[<sub>/]NAME_sh.h
 #
 # which holds `inline constexpr std::string_view NAME_sh` in namespace
 # tpush::<folder>: the file's bytes after its leading comment lines (the #! line,
@@ -58,17 +58,18 @@ inline constexpr std::string_view ${NAME} = R\"tpush_sh(${body})tpush_sh\";
 endif()
 
 set(TPUSH_SCRIPTS_INCLUDE_DIR ${PROJECT_BINARY_DIR}/generated/include)
-file(GLOB TPUSH_SCRIPTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*/*.sh)
+file(GLOB_RECURSE TPUSH_SCRIPTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.sh)
 set(tpush_script_headers)
 foreach(script IN LISTS TPUSH_SCRIPTS)
   get_filename_component(name ${script} NAME_WLE)
-  get_filename_component(folder ${script} DIRECTORY)
-  get_filename_component(folder ${folder} NAME)
+  get_filename_component(dir ${script} DIRECTORY)
+  file(RELATIVE_PATH dir ${PROJECT_SOURCE_DIR}/src ${dir})  # commands, or commands/process
+  string(REGEX REPLACE "/.*" "" folder "${dir}")             # the layer, which names the namespace
   file(RELATIVE_PATH source ${PROJECT_SOURCE_DIR} ${script})
   if(NOT name MATCHES "^[a-z][a-z0-9_]*$")
     message(FATAL_ERROR "${source}: name a script in lower case, digits and '_' (it becomes ${name}_sh in C++)")
   endif()
-  set(header ${TPUSH_SCRIPTS_INCLUDE_DIR}/tpush/${folder}/${name}_sh.h)
+  set(header ${TPUSH_SCRIPTS_INCLUDE_DIR}/tpush/${dir}/${name}_sh.h)
   add_custom_command(OUTPUT ${header}
     COMMAND ${CMAKE_COMMAND} -DSCRIPT=${script} -DSOURCE=${source} -DHEADER=${header}
             -DNAMESPACE=tpush::${folder} -DNAME=${name}_sh -P ${CMAKE_CURRENT_LIST_FILE}

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/commands/dispatch.h"
+#include "tpush/commands/cli/dispatch.h"
 #include "tpush/persist/master.h"
 
 namespace {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks the shell scripts tpush sends to workers: every src/<folder>/*.sh, which
+"""Checks the shell scripts tpush sends to workers: every src/<folder>/[<sub>/]*.sh, which
 cmake/EmbedScripts.cmake embeds in the binary.
 
     tests/check_scripts.py syntax [REPO]       bash -n on each; sh -n too on those for sh
@@ -47,9 +47,9 @@ def main() -> int:
         return 2
     mode = sys.argv[1]
     repo = Path(sys.argv[2] if len(sys.argv) > 2 else Path(__file__).resolve().parents[1])
-    scripts = sorted(repo.glob("src/*/*.sh"))
+    scripts = sorted(repo.glob("src/**/*.sh"))
     if not scripts:
-        print(f"check_scripts: no src/*/*.sh under {repo}", file=sys.stderr)
+        print(f"check_scripts: no src/**/*.sh under {repo}", file=sys.stderr)
         return 1
     problems = []
     shells = {}

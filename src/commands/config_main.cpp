@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <iostream>
 
-#include "tpush/commands/config_file.h"
-#include "tpush/commands/subcommands.h"
+#include "tpush/commands/cli/config_file.h"
+#include "tpush/commands/cli/subcommands.h"
 #include "tpush/util/string.h"
 
 namespace tpush::commands {

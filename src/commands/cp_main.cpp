@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "tpush/commands/persist_run.h"
 #include "tpush/commands/copy.h"
-#include "tpush/commands/run_context.h"
-#include "tpush/commands/targets.h"
+#include "tpush/commands/plan/persist_run.h"
+#include "tpush/commands/plan/run_context.h"
+#include "tpush/commands/plan/targets.h"
 #include "tpush/ssh/sftp/upload.h"
 #include "tpush/util/error.h"
 

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "tpush/commands/cli/subcommands.h"
 #include "tpush/commands/forward.h"
-#include "tpush/commands/persist_run.h"
-#include "tpush/commands/run_context.h"
+#include "tpush/commands/plan/persist_run.h"
+#include "tpush/commands/plan/run_context.h"
+#include "tpush/commands/plan/targets.h"
 #include "tpush/commands/shell.h"
-#include "tpush/commands/subcommands.h"
-#include "tpush/commands/targets.h"
 #include "tpush/fanout/forward_job.h"
 #include "tpush/output/exit_codes.h"
 #include "tpush/util/error.h"

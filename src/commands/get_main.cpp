@@ -2,9 +2,9 @@
 // LOCALDIR/<label>/<name>.
 #include <CLI/CLI.hpp>
 
-#include "tpush/commands/persist_run.h"
 #include "tpush/commands/copy.h"
-#include "tpush/commands/run_context.h"
+#include "tpush/commands/plan/persist_run.h"
+#include "tpush/commands/plan/run_context.h"
 #include "tpush/ssh/sftp/download.h"
 #include "tpush/util/error.h"
 

@@ -1,7 +1,7 @@
 #include <iostream>
 
-#include "tpush/commands/run_history.h"
-#include "tpush/commands/subcommands.h"
+#include "tpush/commands/cli/subcommands.h"
+#include "tpush/commands/plan/run_history.h"
 #include "tpush/util/error.h"
 
 namespace tpush::commands {

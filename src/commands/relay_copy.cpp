@@ -8,8 +8,8 @@
 #include <tuple>
 
 #include "tpush/commands/copy.h"
-#include "tpush/commands/run_context.h"
-#include "tpush/commands/targets.h"
+#include "tpush/commands/plan/run_context.h"
+#include "tpush/commands/plan/targets.h"
 #include "tpush/output/progress.h"
 #include "tpush/relay/relay_job.h"
 #include "tpush/util/environment.h"

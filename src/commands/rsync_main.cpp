@@ -11,9 +11,9 @@
 #include <system_error>
 
 #include "tpush/commands/copy.h"
-#include "tpush/commands/openssh_config.h"
-#include "tpush/commands/run_context.h"
-#include "tpush/commands/targets.h"
+#include "tpush/commands/plan/openssh_config.h"
+#include "tpush/commands/plan/run_context.h"
+#include "tpush/commands/plan/targets.h"
 #include "tpush/fanout/rsync_job.h"
 #include "tpush/util/child_process.h"
 #include "tpush/util/environment.h"

@@ -2,12 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tpush/commands/run_context.h"
+#include "tpush/commands/plan/run_context.h"
 #include "tpush/commands/sudo_command_sh.h"
-#include "tpush/fanout/sudo_password.h"
-#include "tpush/ssh/remote_group.h"
 #include "tpush/fanout/command_job.h"
 #include "tpush/fanout/input_feed.h"
+#include "tpush/fanout/sudo_password.h"
+#include "tpush/ssh/remote_group.h"
 #include "tpush/util/error.h"
 #include "tpush/util/shell_quote.h"
 

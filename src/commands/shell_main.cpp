@@ -4,10 +4,10 @@
 
 #include <cstdio>
 
-#include "tpush/commands/persist_run.h"
-#include "tpush/commands/run_context.h"
-#include "tpush/commands/subcommands.h"
-#include "tpush/commands/targets.h"
+#include "tpush/commands/cli/subcommands.h"
+#include "tpush/commands/plan/persist_run.h"
+#include "tpush/commands/plan/run_context.h"
+#include "tpush/commands/plan/targets.h"
 #include "tpush/fanout/input_feed.h"
 #include "tpush/fanout/shell_job.h"
 #include "tpush/inventory/node_set.h"

@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include "tpush/commands/copy.h"
-#include "tpush/commands/run_context.h"
-#include "tpush/commands/targets.h"
+#include "tpush/commands/plan/run_context.h"
+#include "tpush/commands/plan/targets.h"
 #include "tpush/fanout/copy_job.h"
 #include "tpush/output/progress.h"
 

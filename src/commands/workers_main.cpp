@@ -4,9 +4,9 @@
 
 #include <iostream>
 
-#include "tpush/commands/subcommands.h"
-#include "tpush/commands/targets.h"
-#include "tpush/commands/workers.h"
+#include "tpush/commands/cli/subcommands.h"
+#include "tpush/commands/plan/targets.h"
+#include "tpush/commands/plan/workers.h"
 #include "tpush/util/environment.h"
 
 namespace tpush::commands {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/commands/options.h"
+#include "tpush/commands/cli/options.h"
 
 namespace tpush::test {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tpush/commands/options.h"
-#include "tpush/commands/targets.h"
+#include "tpush/commands/cli/options.h"
+#include "tpush/commands/plan/targets.h"
 #include "tpush/fanout/copy_job.h"
 #include "tpush/ssh/sftp/upload.h"
 

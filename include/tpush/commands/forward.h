@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tpush/commands/options.h"
+#include "tpush/commands/cli/options.h"
 
 namespace tpush::commands {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/commands/options.h"
+#include "tpush/commands/cli/options.h"
 #include "tpush/fanout/result.h"
 #include "tpush/inventory/worker.h"
 

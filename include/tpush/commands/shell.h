@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/commands/options.h"
+#include "tpush/commands/cli/options.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::commands {
