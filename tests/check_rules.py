@@ -6,7 +6,12 @@
   every exit code from include/tpush/output/exit_codes.h, never a bare 1, 2, 130,
   141 or 255;
 - ARCHITECTURE.md's "Error tiers" names every exception type util/error.h declares,
-  and says how many there are.
+  and says how many there are;
+- no folder of src/ or include/tpush/ holds more than 20 files (a crowd is split
+  into sub-folders named for its ideas);
+- every unit test file names what it tests: tests/unit/test_<folder>_[<sub>_]<file>.cpp
+  for src/<folder>/[<sub>/]<file>.cpp (or a header of include/tpush/), optionally
+  followed by _<aspect> (test_ssh_config_config_oracle.cpp).
 
     tests/check_rules.py [REPO]      exit 0: clean; 1: a list of violations
 """
@@ -20,6 +25,7 @@ from pathlib import Path
 SIGNAL_CALL = re.compile(r"\b(sigaction|sigprocmask|pthread_sigmask|signalfd|sigfillset|sigemptyset|sigaddset)\s*\("
                          r"|\bsignal\s*\(\s*SIG")
 BARE_EXIT = re.compile(r"\b(return|code\s*=)\s*(1|2|130|141|255)\s*;")
+MAX_FILES_PER_FOLDER = 20
 NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
@@ -46,6 +52,12 @@ def check(repo: Path) -> list[str]:
             if rel.parts[1] in ("commands", "persist") or rel.name == "main.cpp":
                 if BARE_EXIT.search(line):
                     problems.append(f"{rel}:{n}: a bare exit code (name it from output/exit_codes.h): {line.strip()}")
+    for folder in sorted({*src.glob("**/"), *(repo / "include/tpush").glob("**/")}):
+        count = sum(1 for f in folder.iterdir() if f.is_file())
+        if count > MAX_FILES_PER_FOLDER:
+            problems.append(f"{folder.relative_to(repo)}: {count} files, more than {MAX_FILES_PER_FOLDER}: "
+                            f"split it into sub-folders named for its ideas")
+    problems += unit_test_names(repo)
     errors = re.findall(r"^class (\w+) : public std::runtime_error", (repo / "include/tpush/util/error.h").read_text(), re.M)
     arch = (repo / "ARCHITECTURE.md").read_text()
     section = arch[arch.find("## Error tiers"):]
@@ -56,6 +68,21 @@ def check(repo: Path) -> list[str]:
     if f"all {NUMBERS.get(len(errors), len(errors))} from `util/error.h`" not in section:
         problems.append(f"ARCHITECTURE.md: 'Error tiers' must say 'all {NUMBERS.get(len(errors), len(errors))} "
                         f"from `util/error.h`' (it declares {len(errors)})")
+    return problems
+
+
+def unit_test_names(repo: Path) -> list[str]:
+    """tests/unit/test_*.cpp files whose names pair with no source file."""
+    names = {"_".join(p.relative_to(repo / "src").with_suffix("").parts)
+             for p in [*(repo / "src").rglob("*.cpp"), *(repo / "src").rglob("*.h")]}
+    names |= {"_".join(p.relative_to(repo / "include/tpush").with_suffix("").parts)
+              for p in (repo / "include/tpush").rglob("*.h")}
+    problems = []
+    for test in sorted((repo / "tests/unit").glob("test_*.cpp")):
+        stem = test.stem.removeprefix("test_")
+        if not any(stem == n or stem.startswith(n + "_") for n in names):
+            problems.append(f"{test.relative_to(repo)}: names no source file (test_<folder>_[<sub>_]<file>.cpp "
+                            f"for src/<folder>/[<sub>/]<file>.cpp): rename it for what it tests")
     return problems
 
 
