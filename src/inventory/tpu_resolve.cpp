@@ -1,6 +1,6 @@
-// resolve_tpus: TPU names and queued resources -> workers, through the cache
-// or gcloud. Zone/project lookup, per-node describe (in parallel), state
-// checks, worker selection, labels, environment and host key aliases.
+// resolve_tpus: TPU names and queued resources -> nodes, through the cache or
+// gcloud: zone and project lookup, each node described (in parallel), state
+// checks; the workers of those nodes are made by tpu_workers.
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -17,12 +17,13 @@
 
 #include "tpush/inventory/gcloud.h"
 #include "tpush/inventory/tpu.h"
+#include "tpush/inventory/tpu_access.h"
 #include "tpush/inventory/tpu_cache.h"
 #include "tpush/inventory/tpu_describe.h"
 #include "tpush/inventory/tpu_host_keys.h"
 #include "tpush/inventory/tpu_project.h"
 #include "tpush/inventory/tpu_queued_resource.h"
-#include "tpush/inventory/tpu_access.h"
+#include "tpush/inventory/tpu_workers.h"
 #include "tpush/inventory/worker_selection.h"
 #include "tpush/util/environment.h"
 #include "tpush/util/error.h"
@@ -165,19 +166,11 @@ std::optional<TpuNodeRef> parse_full_name(const std::string& text) {
 
 // ---- one node: cache or gcloud --------------------------------------------
 
-struct NodeJob {
-  // input
+// One node to resolve: its candidate refs in, what the cache or gcloud said out
+// (ResolvedNode, what the worker maker reads).
+struct NodeJob : ResolvedNode {
   std::vector<TpuNodeRef> candidates;  // the same name in each zone to try, in order
   std::string zone_origin;
-  int slice = -1;
-  std::string queued_resource;
-  // output
-  TpuNode node;
-  bool from_cache = false;
-  std::string fetched_at;
-  std::optional<std::map<int, std::string>> host_keys;  // when guest attributes are known
-  std::map<int, std::string> hostnames;                  // instance names, from the same
-  bool oslogin = false;
   std::vector<std::string> warnings;
   std::exception_ptr error;
 };
@@ -307,24 +300,6 @@ void run_parallel(std::vector<Job>& jobs, Fn fn) {
   }
 }
 
-// The OS Login user name: `gcloud compute os-login describe-profile`, kept in
-// the cache beside the TPUs (asked again with --refresh).
-std::string os_login_user(const TpuQuery& q, const TpuCache& cache) {
-  const fs::path file = cache.dir() / "os-login" / "profile.json";
-  if (!q.refresh)
-    if (auto text = util::read_file(file)) try {
-        return os_login_username(*text);
-      } catch (const SetupError&) {
-      }
-  GcloudResult r = run_gcloud({"compute", "os-login", "describe-profile", "--format=json"}, q.gcloud_timeout,
-                              q.interrupt_fd);
-  if (!r.ok()) throw_gcloud_failure(r, GcloudSubject{"OS Login profile", "of the active account", "", {}, ""});
-  std::string name = os_login_username(r.out);
-  if (const std::string err = util::write_file_atomic(file, r.out); !err.empty())
-    spdlog::debug("cannot write {}: {}", file.string(), err);
-  return name;
-}
-
 // ---- queued resources --------------------------------------------------------
 
 struct QrJob {
@@ -378,12 +353,6 @@ void resolve_qr(QrJob& job, const TpuQuery& q, const TpuCache& cache) {
 
 // ---- workers -----------------------------------------------------------------
 
-struct Target {
-  std::string name;            // as asked for (TPU or queued resource name)
-  bool is_qr = false;
-  std::vector<std::size_t> jobs;  // node jobs, in slice order
-};
-
 // The refs a name may mean, and where their zone came from: a full resource
 // name is one ref; a short name is one per zone of the query's project. Zone
 // and project are looked up only when a short name needs them, and once.
@@ -419,7 +388,7 @@ class RefLookup {
 // Describes the queued resources (in parallel) and adds a target for each,
 // with a node job per slice.
 void add_queued_resources(const std::vector<std::string>& qr_names, RefLookup& refs_for, const TpuQuery& q,
-                          const TpuCache& cache, std::vector<Target>& targets, std::vector<NodeJob>& jobs,
+                          const TpuCache& cache, std::vector<TpuTarget>& targets, std::vector<NodeJob>& jobs,
                           std::vector<std::string>& warnings) {
   std::vector<QrJob> qr_jobs;
   for (const auto& name : qr_names) {
@@ -433,7 +402,7 @@ void add_queued_resources(const std::vector<std::string>& qr_names, RefLookup& r
   for (auto& job : qr_jobs) {
     if (job.error) std::rethrow_exception(job.error);
     warnings.insert(warnings.end(), job.warnings.begin(), job.warnings.end());
-    Target t{job.qr.ref.name, true, {}};
+    TpuTarget t{job.qr.ref.name, true, {}};
     for (std::size_t s = 0; s < job.qr.nodes.size(); ++s) {
       NodeJob nj;
       nj.candidates = {job.qr.nodes[s]};
@@ -446,113 +415,6 @@ void add_queued_resources(const std::vector<std::string>& qr_names, RefLookup& r
     targets.push_back(std::move(t));
   }
 }
-
-// Turns the selected workers of resolved nodes into tpush workers and their
-// origins, asking for the OS Login user once, when a node first needs it.
-class WorkerMaker {
- public:
-  WorkerMaker(const TpuQuery& q, const TpuCache& cache, const WorkerSelection& selection, bool prefix_names)
-      : q_(q), cache_(cache), selection_(selection), prefix_names_(prefix_names) {}
-
-  // The selected workers of one node of `t`, appended to `res`.
-  void add_node(const Target& t, const NodeJob& job, TpuResolution& res) {
-    const TpuNode& node = job.node;
-    const int n = static_cast<int>(node.workers.size());
-    const std::string shown = t.is_qr ? t.name + " slice " + std::to_string(job.slice) + " (" +
-                                            node.ref.name + ")"
-                                      : node.ref.name;
-    for (int w : selection_.resolve(n, shown)) {
-      const TpuEndpoint& ep = node.workers[static_cast<std::size_t>(w)];
-      res.workers.push_back(worker(t, job, w, ep, shown));
-      res.origins.push_back(origin(job, w, ep));
-    }
-  }
-
-  // A warning for the TPUs reached at internal addresses without being asked to.
-  void warn_no_external(std::vector<std::string>& warnings) const {
-    for (const auto& tpu : no_external_)
-      warnings.push_back("TPU " + tpu + " has no external IP: connecting to its internal addresses; from outside "
-                         "its VPC use --tunnel-through-iap, or --internal-ip to say that is what you want");
-  }
-
- private:
-  Worker worker(const Target& t, const NodeJob& job, int w, const TpuEndpoint& ep, const std::string& shown) {
-    const TpuNode& node = job.node;
-    Worker worker;
-    const bool external = !q_.internal_ip && !q_.tunnel_through_iap && !ep.external_ip.empty();
-    worker.target.host = external ? ep.external_ip : ep.internal_ip;
-    worker.target.text = worker.target.host;
-    if (!external && !q_.internal_ip && !q_.tunnel_through_iap) no_external_.insert(shown);
-    if (q_.tunnel_through_iap) {
-      auto name = job.hostnames.find(w);
-      if (name == job.hostnames.end())
-        throw SetupError("no instance name for worker " + std::to_string(w) + " of TPU " + node.ref.text() +
-                         " in its guest attributes (the `hostname` key), which --tunnel-through-iap needs: is "
-                         "the worker up? retry with --refresh");
-      worker.iap = std::make_shared<const IapWorker>(
-          IapWorker{name->second, node.ref.zone, node.ref.project, node.ref.text()});
-    }
-    if (job.oslogin) {
-      if (!login_) login_ = os_login_user(q_, cache_);
-      worker.target.user = *login_;
-      worker.user_from = "OS Login profile";
-    }
-    worker.key_hint = key_propagation_hint(node.ref.name, node.ref.zone, node.ref.project, job.oslogin);
-    std::string label = "w" + std::to_string(w);
-    if (t.is_qr) label = "s" + std::to_string(job.slice) + label;
-    if (prefix_names_) label = t.name + "/" + label;
-    worker.label = label;
-
-    std::optional<std::string> key;
-    if (job.host_keys) {
-      if (auto it = job.host_keys->find(w); it != job.host_keys->end()) key = it->second;
-    }
-    if (q_.fetch_host_keys) {
-      if (!key) {
-        throw SetupError("no ssh-ed25519 host key for worker " + std::to_string(w) + " of TPU " +
-                         node.ref.text() + " in its guest attributes (is the worker up? drop "
-                         "--fetch-host-keys to verify against known_hosts instead)");
-      }
-      worker.pinned_host_key = "ssh-ed25519 " + *key;
-    }
-    worker.host_key_aliases = tpu_host_key_aliases(node.id, w, key);
-    const int n = static_cast<int>(node.workers.size());
-    worker.env.emplace_back("TPUSH_WORKER", std::to_string(w));
-    worker.env.emplace_back("TPUSH_NUM_WORKERS", std::to_string(n));
-    if (t.is_qr) {
-      worker.env.emplace_back("TPUSH_SLICE", std::to_string(job.slice));
-      worker.env.emplace_back("TPUSH_NUM_SLICES", std::to_string(t.jobs.size()));
-    }
-    return worker;
-  }
-
-  static WorkerOrigin origin(const NodeJob& job, int w, const TpuEndpoint& ep) {
-    const TpuNode& node = job.node;
-    WorkerOrigin o;
-    o.tpu = node.ref.name;
-    o.project = node.ref.project;
-    o.zone = node.ref.zone;
-    o.queued_resource = job.queued_resource;
-    o.node_id = node.id;
-    o.worker = w;
-    o.num_workers = static_cast<int>(node.workers.size());
-    o.slice = job.slice;
-    o.internal_ip = ep.internal_ip;
-    o.external_ip = ep.external_ip;
-    if (auto name = job.hostnames.find(w); name != job.hostnames.end()) o.instance = name->second;
-    o.oslogin = job.oslogin;
-    o.from_cache = job.from_cache;
-    o.fetched_at = job.fetched_at;
-    return o;
-  }
-
-  const TpuQuery& q_;
-  const TpuCache& cache_;
-  const WorkerSelection& selection_;
-  const bool prefix_names_;
-  std::set<std::string> no_external_;  // TPUs reached at internal addresses without being asked to
-  std::optional<std::string> login_;   // the OS Login user name, asked once
-};
 
 // Where the nodes came from, for `tpush workers -v` and the log: gcloud, the
 // cache, or how many of each.
@@ -590,7 +452,7 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
   const TpuCache cache(q.cache_dir.empty() ? default_tpu_cache_dir() : q.cache_dir);
   RefLookup refs_for(q);
 
-  std::vector<Target> targets;
+  std::vector<TpuTarget> targets;
   std::vector<NodeJob> jobs;
   for (const auto& name : tpu_names) {
     auto [refs, origin] = refs_for(name);
@@ -609,9 +471,9 @@ TpuResolution resolve_tpus(const TpuQuery& q) {
     if (job.error) std::rethrow_exception(job.error);
   }
 
-  WorkerMaker maker(q, cache, selection, /*prefix_names=*/targets.size() > 1);
+  TpuWorkerMaker maker(q, cache, selection, /*prefix_names=*/targets.size() > 1);
   std::size_t cached = 0;
-  for (const Target& t : targets) {
+  for (const TpuTarget& t : targets) {
     for (std::size_t ji : t.jobs) {
       const NodeJob& job = jobs[ji];
       res.warnings.insert(res.warnings.end(), job.warnings.begin(), job.warnings.end());
