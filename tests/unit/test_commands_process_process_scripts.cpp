@@ -68,15 +68,15 @@ bool wait_until(const std::function<bool()>& cond, double seconds = 10) {
 }
 
 // A process started with detach_command, killed at the end of the test if still alive.
-struct Job {
+struct DetachedJob {
   int pid = -1;
-  ~Job() {
+  ~DetachedJob() {
     if (pid > 0 && alive(pid)) ::kill(pid, SIGKILL);
   }
 };
 
 // Starts `body` detached (it must print "ready" once it is set up) and waits for it.
-int start_job(Job& job, const std::string& body, const fs::path& log) {
+int start_job(DetachedJob& job, const std::string& body, const fs::path& log) {
   const Ran r = run("SHELL=/bin/sh; " + detach_command(body, log.string()));
   REQUIRE(r.status == 0);
   REQUIRE(r.out.rfind("started pid ", 0) == 0);
@@ -130,7 +130,7 @@ TEST_CASE("detach_command: own session, stdin from /dev/null, output appended, s
   TempDir dir;
   const fs::path log = dir.path() / "job.log";
   std::ofstream(log) << "earlier\n";
-  Job job;
+  DetachedJob job;
   const int pid = start_job(job, "echo ready; echo err >&2; exec sleep 30", log);
   // the shell that started it has exited; the job runs on, leader of its own session
   CHECK(alive(pid));
@@ -149,7 +149,7 @@ TEST_CASE("detach_command: a log that cannot be created fails before starting an
 TEST_CASE("kill: TERM, report, exit 0, the helper never matches itself") {
   TempDir dir;
   const std::string marker = unique("kill");
-  Job job;
+  DetachedJob job;
   const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   for (const char* shell : {"/bin/sh", "bash"}) {
     // the helper's own command line holds the pattern too: it must not kill itself
@@ -170,7 +170,7 @@ TEST_CASE("kill: a process that ignores TERM gets KILL after the grace") {
   const std::string marker = unique("stubborn");
   for (const char* scan : {"", "TPUSH_PROC_SCAN=1"}) {
     CAPTURE(scan);
-    Job job;
+    DetachedJob job;
     const int pid = start_job(job, loop(marker, true), dir.path() / (std::string("log") + scan));
     KillSpec spec;
     spec.grace = 0.3;
@@ -187,7 +187,7 @@ TEST_CASE("kill: a process that ignores TERM gets KILL after the grace") {
 TEST_CASE("kill: a pattern starting with '-', the /proc scan, bash as sh") {
   TempDir dir;
   const std::string marker = "-" + unique("dash");
-  Job job;
+  DetachedJob job;
   const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   const std::string script = kill_script(marker, {});
   REQUIRE(script.rfind("sh -c ", 0) == 0);
@@ -200,7 +200,7 @@ TEST_CASE("kill: a pattern starting with '-', the /proc scan, bash as sh") {
 TEST_CASE("kill -s CONT only sends the signal") {
   TempDir dir;
   const std::string marker = unique("cont");
-  Job job;
+  DetachedJob job;
   const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   KillSpec spec;
   spec.signal = "CONT";
@@ -221,7 +221,7 @@ TEST_CASE("kill --tpu: stops the holders, waits for the device, removes the lock
     std::ofstream(lock) << "";
     fs::create_directories(logs / "sub");
     std::ofstream(logs / "sub" / "f") << "x";
-    Job job;
+    DetachedJob job;
     const int pid = start_job(job, "exec 3<" + shell_quote(dev.string()) + "; " + loop(unique("holder"), true),
                               dir.path() / (std::string("log") + scan));
     TpuKillSpec spec;
@@ -254,7 +254,7 @@ TEST_CASE("kill --tpu: stops the holders, waits for the device, removes the lock
 TEST_CASE("ps: lists matching processes with pid and elapsed time, never itself") {
   TempDir dir;
   const std::string marker = unique("ps");
-  Job job;
+  DetachedJob job;
   const int pid = start_job(job, loop(marker, false), dir.path() / "log");
   for (const char* scan : {"", "TPUSH_PROC_SCAN=1"}) {
     CAPTURE(scan);
@@ -299,7 +299,7 @@ TEST_CASE("kill: the tpush that sent it, and its ancestors, are never matched on
   TempDir dir;
   const std::string marker = unique("client");
   const fs::path child_pid = dir.path() / "child";
-  Job wrapper, other;
+  DetachedJob wrapper, other;
   const int w = start_job(wrapper,
                           "sh -c 'while :; do sleep 1; done' & echo $! > " + child_pid.string() +
                               "; echo ready; wait; : " + marker,

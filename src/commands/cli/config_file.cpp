@@ -140,7 +140,7 @@ bool is_bool_word(const std::string& value) {
 }
 
 // Blanks in tpush's config file: space, tab, and the CR of a CRLF line.
-string_view trim(string_view s) { return util::trim(s, " \t\r"); }
+string_view trim_blanks(string_view s) { return util::trim(s, " \t\r"); }
 
 // A line without its comment: `#` at the start, or after a blank.
 string_view strip_comment(string_view line) {
@@ -188,7 +188,7 @@ ConfigFile parse_config(string_view text, const fs::path& file) {
     const auto nl = text.find('\n');
     const string_view raw = text.substr(0, nl);
     text.remove_prefix(nl == string_view::npos ? text.size() : nl + 1);
-    const string_view line = trim(strip_comment(raw));
+    const string_view line = trim_blanks(strip_comment(raw));
     if (line.empty()) continue;
     const std::string where = config.where(line_no);
     const auto fail = [&](const std::string& what) { throw UsageError(where + ": " + what); };
@@ -202,8 +202,8 @@ ConfigFile parse_config(string_view text, const fs::path& file) {
     if (eq == string_view::npos)
       fail(inventory::quote_for_message(line) + " is not a setting (write KEY = VALUE, like 'fanout = 64'" +
            (in_groups ? ", or in [groups] NAME = HOSTS" : "") + ")");
-    const std::string key(trim(line.substr(0, eq)));
-    const std::string value(trim(line.substr(eq + 1)));
+    const std::string key(trim_blanks(line.substr(0, eq)));
+    const std::string value(trim_blanks(line.substr(eq + 1)));
     if (key.empty()) fail("a setting needs a name before '=' (write KEY = VALUE)");
     if (in_groups) {
       config.groups.push_back({key, value, line_no});
