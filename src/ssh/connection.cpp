@@ -12,14 +12,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <utility>
 
 #include <spdlog/spdlog.h>
 
-#include "tpush/ssh/agent/client.h"
-#include "tpush/ssh/agent/protocol.h"
-#include "tpush/ssh/hangup.h"
 #include "tpush/ssh/last_error.h"
 #include "tpush/ssh/library.h"
 #include "tpush/ssh/way/name_lookup.h"
@@ -29,47 +25,6 @@
 
 namespace tpush::ssh {
 namespace {
-
-// A sign callback's answer: `signature` in memory of the session's allocator,
-// which libssh2 frees it with. -1 (libssh2's "callback failed") without one.
-int hand_signature(std::optional<std::string_view> signature, unsigned char** sig, std::size_t* sig_len) {
-  if (!signature) return -1;
-  *sig = static_cast<unsigned char*>(session_memory::allocate(signature->size(), nullptr));
-  if (!*sig) return -1;
-  std::memcpy(*sig, signature->data(), signature->size());
-  *sig_len = signature->size();
-  return 0;
-}
-
-// libssh2's sign callback for keys tpush decoded itself.
-int sign_with_key(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len, const unsigned char* data,
-                  std::size_t data_len, void** abstract) {
-  const auto* key = static_cast<const SigningKey*>(*abstract);
-  const auto signature = key->sign_userauth_request({reinterpret_cast<const char*>(data), data_len});
-  return hand_signature(signature ? std::optional<std::string_view>(*signature) : std::nullopt, sig, sig_len);
-}
-
-// libssh2's sign callback for an RSA certificate in the agent (libssh2's own
-// asks the agent for SHA-1, which OpenSSH refuses): the agent is asked for
-// the hash the request names, and the signature checked to be of that kind.
-int sign_with_agent_rsa_certificate(LIBSSH2_SESSION*, unsigned char** sig, std::size_t* sig_len,
-                                    const unsigned char* data, std::size_t data_len, void** abstract) {
-  const auto* target = static_cast<const AgentCertificateLogin*>(*abstract);
-  const std::string_view request(reinterpret_cast<const char*>(data), data_len);
-  const auto login = agent::parse_userauth_request(request);
-  if (!login) return -1;
-  const std::string_view algorithm = plain_signature_algorithm(login->algorithm);
-  const std::uint32_t flags = algorithm == "rsa-sha2-512"   ? agent::kRsaSha2_512
-                              : algorithm == "rsa-sha2-256" ? agent::kRsaSha2_256
-                                                            : 0;
-  std::string error;
-  const auto blob = sign_with_agent(target->socket, target->blob, request, flags, std::chrono::seconds(30), error);
-  if (!blob) spdlog::debug("the agent's RSA certificate: {}", error);
-  wire::Reader r(blob ? std::string_view(*blob) : std::string_view());
-  const auto kind = r.string();
-  const auto signature = r.string();
-  return hand_signature(signature && *kind == algorithm ? signature : std::nullopt, sig, sig_len);
-}
 
 // "127.0.1.5 port 22", "fe80::1 port 2222": the address tried, as ssh names it.
 std::string address_text(const addrinfo* ai) {
@@ -418,189 +373,27 @@ bool Connection::check_host_key() {
 }
 
 bool Connection::do_auth() {
-  // Settled for now: authenticated (moved on), or waiting for the server.
-  if (try_certificates() || try_agent() || try_keys()) return phase_ == Phase::ready;
-  if (phase_ != Phase::auth) return true;
-  std::string tried = identities_.describe(settings_.home);
-  if (agent_keys_tried_ > 0)
-    if (const auto at = tried.find("agent"); at != std::string::npos)
-      tried.replace(at, 5, "agent (" + std::to_string(agent_keys_tried_) + " key" +
-                               (agent_keys_tried_ == 1 ? ")" : "s)"));
-  std::string why = refused_certificates_;
-  if (!last_auth_error_.empty() && last_auth_error_.find("Unable to") != std::string::npos)
-    why += (why.empty() ? "" : "; ") + last_auth_error_;
-  fail("auth failed for user '" + endpoint_.user + "' (tried: " + tried + (why.empty() ? "" : "; " + why) + ")");
-  return true;
-}
-
-// The certificates, before the agent's keys and the key files. Returns as
-// try_keys() does.
-bool Connection::try_certificates() {
-  const auto& certificates = identities_.certificates;
-  while (certificate_index_ < certificates.size()) {
-    const UserCertificate& certificate = *certificates[certificate_index_];
-    const int rc = offer(*certificate.key, &certificate);
-    if (rc == LIBSSH2_ERROR_EAGAIN) {
+  if (!logging_in_) logging_in_.emplace(identities_, endpoint_.user, settings_.home);
+  switch (logging_in_->advance(session_)) {
+    case Login::Step::waiting:
       wait_ = blocked_direction(session_);
+      return false;
+    case Login::Step::accepted:
+      login_ = logging_in_->identity();
+      logging_in_.reset();
+      libssh2_keepalive_config(session_, 1, static_cast<unsigned>(endpoint_.alive_interval.count()));
+      phase_ = Phase::ready;
+      wait_ = util::Wait::none;
       return true;
-    }
-    ++certificate_index_;
-    if (offered(rc, *certificate.key, &certificate)) return true;
-    note_refused(certificate, "certificate " + shorten_home(certificate.path, settings_.home));
-    if (is_hangup(rc)) {  // the server hung up (MaxAuthTries): no point in trying more
-      agent_done_ = true;
-      key_index_ = identities_.keys.size();
-      break;
-    }
+    case Login::Step::refused:
+      fail(logging_in_->refusal());
+      logging_in_.reset();
+      return true;
   }
   return false;
-}
-
-void Connection::note_refused(const UserCertificate& certificate, const std::string& name) {
-  const std::string unfit = certificate.unfit_for(endpoint_.user, std::time(nullptr));
-  if (!unfit.empty()) refused_certificates_ += (refused_certificates_.empty() ? "" : "; ") + name + " " + unfit;
-}
-
-int Connection::offer(const KeyFile& key, const UserCertificate* certificate) {
-  if (key.signing_key) {
-    sign_abstract_ = const_cast<SigningKey*>(&*key.signing_key);
-    const std::string& blob = certificate ? certificate->blob : key.signing_key->public_blob();
-    return libssh2_userauth_publickey(session_, endpoint_.user.c_str(),
-                                      reinterpret_cast<const unsigned char*>(blob.data()), blob.size(),
-                                      &sign_with_key, &sign_abstract_);
-  }
-  // libssh2 reads the key (and the certificate's "type base64" line) itself.
-  return libssh2_userauth_publickey_frommemory(
-      session_, endpoint_.user.data(), endpoint_.user.size(), certificate ? certificate->text.data() : nullptr,
-      certificate ? certificate->text.size() : 0, key.private_key.data(), key.private_key.size(),
-      key.passphrase.empty() ? nullptr : key.passphrase.c_str());
-}
-
-bool Connection::offered(int rc, const KeyFile& key, const UserCertificate* certificate) {
-  if (rc != 0) {
-    last_auth_error_ = last_error();
-    return false;
-  }
-  login_ = LoginIdentity{key.public_blob, key.signing_key ? &*key.signing_key : nullptr, std::nullopt,
-                         shorten_home(certificate ? certificate->path : key.path, settings_.home)};
-  if (key.signing_key) login_.blob = key.signing_key->public_blob();
-  if (certificate) login_.blob = certificate->blob;
-  auth_succeeded();
-  return true;
-}
-
-// Returns true when the phase is settled for now (waiting, authenticated or
-// failed); false when the agent has nothing (more) to offer.
-bool Connection::try_agent() {
-  if (agent_done_ || !identities_.agent_socket) return false;
-  if (!agent_) {
-    agent_ = libssh2_agent_init(session_);
-    if (agent_ && !identities_.agent_socket->empty())
-      libssh2_agent_set_identity_path(agent_, identities_.agent_socket->c_str());  // IdentityAgent
-    if (!agent_ || libssh2_agent_connect(agent_) != 0 || libssh2_agent_list_identities(agent_) != 0) {
-      agent_done_ = true;
-      return false;
-    }
-  }
-  for (;;) {
-    if (!identity_pending_) {
-      libssh2_agent_publickey* next = nullptr;
-      if (libssh2_agent_get_identity(agent_, &next, identity_) != 0) {
-        agent_done_ = true;
-        return false;
-      }
-      identity_ = next;
-      if (identities_.identities_only && !listed(*identity_)) continue;  // IdentitiesOnly
-      identity_pending_ = true;
-      ++agent_keys_tried_;
-    }
-    const std::string_view blob(reinterpret_cast<const char*>(identity_->blob), identity_->blob_len);
-    int rc;
-    if (wire::blob_type(blob) == "ssh-rsa-cert-v01@openssh.com") {
-      agent_certificate_ = {identities_.agent_socket.value_or(""), std::string(blob)};
-      sign_abstract_ = &agent_certificate_;
-      rc = libssh2_userauth_publickey(session_, endpoint_.user.c_str(), identity_->blob, identity_->blob_len,
-                                      &sign_with_agent_rsa_certificate, &sign_abstract_);
-    } else {
-      rc = libssh2_agent_userauth(agent_, endpoint_.user.c_str(), identity_);
-    }
-    if (rc == LIBSSH2_ERROR_EAGAIN) {
-      wait_ = blocked_direction(session_);
-      return true;
-    }
-    identity_pending_ = false;
-    if (rc == 0) {
-      login_ = identity_of(std::string(reinterpret_cast<const char*>(identity_->blob), identity_->blob_len));
-      auth_succeeded();
-      return true;
-    }
-    last_auth_error_ = last_error();
-    if (const auto certificate = UserCertificate::parse(blob))
-      note_refused(*certificate, "the agent's certificate '" + certificate->key_id + "'");
-    if (is_hangup(rc)) {
-      agent_done_ = true;
-      key_index_ = identities_.keys.size();  // the server hung up
-      return false;
-    }
-  }
-}
-
-bool Connection::try_keys() {
-  const auto& keys = identities_.keys;
-  while (key_index_ < keys.size()) {
-    const KeyFile& key = *keys[key_index_];
-    if (key.unasked) {
-      ++key_index_;
-      continue;
-    }
-    const int rc = offer(key, nullptr);
-    if (rc == LIBSSH2_ERROR_EAGAIN) {
-      wait_ = blocked_direction(session_);
-      return true;
-    }
-    ++key_index_;
-    if (offered(rc, key, nullptr)) return true;
-    if (is_hangup(rc))
-      break;  // the server hung up (MaxAuthTries): no point in trying more
-  }
-  return false;
-}
-
-// The key `blob` as this connection's identities hold it: decoded from a file
-// (tpush signs with it itself), else in the agent (asked to sign).
-LoginIdentity Connection::identity_of(const std::string& blob) const {
-  for (const KeyFile* k : identities_.keys)
-    if (k->signing_key && k->signing_key->public_blob() == blob)
-      return LoginIdentity{blob, &*k->signing_key, std::nullopt, shorten_home(k->path, settings_.home)};
-  const std::string type = wire::blob_type(blob);
-  return LoginIdentity{blob, nullptr, identities_.agent_socket,
-                       "the agent's " + (type.empty() ? std::string("key") : type) + " key"};
 }
 
 std::vector<LIBSSH2_CHANNEL*> Connection::take_agent_channels() { return std::exchange(agent_channels_, {}); }
-
-void Connection::free_agent() {
-  if (!agent_) return;
-  libssh2_agent_disconnect(agent_);
-  libssh2_agent_free(agent_);
-  agent_ = nullptr;
-}
-
-void Connection::auth_succeeded() {
-  free_agent();
-  libssh2_keepalive_config(session_, 1, static_cast<unsigned>(endpoint_.alive_interval.count()));
-  phase_ = Phase::ready;
-  wait_ = util::Wait::none;
-}
-
-bool Connection::listed(const libssh2_agent_publickey& agent_key) const {
-  const std::string_view blob(reinterpret_cast<const char*>(agent_key.blob), agent_key.blob_len);
-  for (const KeyFile* k : identities_.keys)
-    if (!k->public_blob.empty() && k->public_blob == blob) return true;
-  for (const UserCertificate* c : identities_.certificates)  // the agent's copy of a listed certificate
-    if (c->blob == blob) return true;
-  return false;
-}
 
 void Connection::note_tick(Clock::time_point now) {
   constexpr auto late = std::chrono::seconds(1);  // ten 100 ms ticks missed
@@ -643,7 +436,6 @@ void Connection::park(util::ChildReaper* reaper) {
   endpoint_.identities.reset();
   endpoint_.host_keys = nullptr;
   identities_ = {};
-  sign_abstract_ = nullptr;
   // The key it logged in with belongs to the run: only its public half stays.
   login_ = LoginIdentity{login_.blob, nullptr, std::nullopt, login_.name};
   ConnectionSettings idle;
@@ -672,7 +464,7 @@ bool Connection::resume(Endpoint endpoint, const ConnectionSettings& settings) {
   // else the agent it would ask.
   identities_ = endpoint_.identities ? *endpoint_.identities : settings_.credentials->all();
   // (Neither: it stays as park() left it, public half only.)
-  if (LoginIdentity found = identity_of(login_.blob); found.key || found.agent_socket) login_ = std::move(found);
+  if (LoginIdentity found = identity_of(identities_, login_.blob, settings_.home); found.key || found.agent_socket) login_ = std::move(found);
   return true;
 }
 
@@ -683,7 +475,7 @@ bool Connection::peer_closed() const {
 }
 
 void Connection::abandon() {
-  free_agent();
+  logging_in_.reset();  // its agent connection is the session's
   if (session_) {
     if (fd_ >= 0) {
       libssh2_session_disconnect(session_, "tpush closing");  // best effort, may EAGAIN

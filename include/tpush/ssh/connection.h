@@ -17,22 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "tpush/ssh/identity/login.h"
 #include "tpush/ssh/session.h"
-
-typedef struct _LIBSSH2_AGENT LIBSSH2_AGENT;
-struct libssh2_agent_publickey;
 
 namespace tpush::util {
 class ChildReaper;
 }
 
 namespace tpush::ssh {
-
-// An RSA certificate in the agent, offered through tpush's own sign callback.
-struct AgentCertificateLogin {
-  std::string socket;  // "" = $SSH_AUTH_SOCK
-  std::string blob;
-};
 
 class NameLookup;
 
@@ -120,20 +112,7 @@ class Connection final : public Session {
   bool do_handshake();
   bool check_host_key();
   bool do_auth();
-  bool try_certificates();
-  bool try_agent();
-  bool try_keys();
-  // Offers `key` (or `certificate`, signed for by `key`) once: libssh2's code.
-  int offer(const KeyFile& key, const UserCertificate* certificate);
-  // The login through `key` or `certificate` succeeded (true) or was refused
-  // (false: noted for the failure message); `rc` is offer()'s, not EAGAIN.
-  bool offered(int rc, const KeyFile& key, const UserCertificate* certificate);
-  void note_refused(const UserCertificate& certificate, const std::string& name);
-  bool listed(const libssh2_agent_publickey& agent_key) const;  // among identities_' keys or certificates
-  void auth_succeeded();
-  LoginIdentity identity_of(const std::string& blob) const;  // see connection.cpp
   void close_socket();
-  void free_agent();
   // The host key the session was opened with, checked against the policy.
   HostKeyVerdict verify_host_key();
 
@@ -172,18 +151,7 @@ class Connection final : public Session {
   int attempts_left_ = 1;   // TCP connects still allowed after this one
   std::optional<Clock::time_point> retry_at_;  // the next connect attempt (ConnectionAttempts)
 
-  // auth progress
-  LIBSSH2_AGENT* agent_ = nullptr;
-  libssh2_agent_publickey* identity_ = nullptr;
-  bool agent_done_ = false;
-  bool identity_pending_ = false;
-  std::size_t key_index_ = 0;
-  std::size_t certificate_index_ = 0;
-  void* sign_abstract_ = nullptr;  // what libssh2's sign callback is given: a SigningKey, or
-  AgentCertificateLogin agent_certificate_;  // an RSA certificate the agent signs for
-  int agent_keys_tried_ = 0;
-  std::string last_auth_error_;
-  std::string refused_certificates_;  // "certificate ~/.ssh/k-cert.pub expired ...; ..."
+  std::optional<Login> logging_in_;  // from the handshake to ready
   LoginIdentity login_;
   std::vector<LIBSSH2_CHANNEL*> agent_channels_;  // opened by the worker, not taken yet
 
