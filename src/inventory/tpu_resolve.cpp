@@ -1,6 +1,8 @@
 // resolve_tpus: TPU names and queued resources -> nodes, through the cache or
 // gcloud: zone and project lookup, each node described (in parallel), state
 // checks; the workers of those nodes are made by tpu_workers.
+#include "tpush/inventory/tpu_resolve.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -16,7 +18,6 @@
 #include <spdlog/spdlog.h>
 
 #include "tpush/inventory/gcloud.h"
-#include "tpush/inventory/tpu.h"
 #include "tpush/inventory/tpu_access.h"
 #include "tpush/inventory/tpu_cache.h"
 #include "tpush/inventory/tpu_describe.h"

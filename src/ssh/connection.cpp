@@ -18,9 +18,9 @@
 
 #include "tpush/ssh/last_error.h"
 #include "tpush/ssh/library.h"
-#include "tpush/ssh/way/name_lookup.h"
 #include "tpush/ssh/session_memory.h"
 #include "tpush/ssh/session_wait.h"
+#include "tpush/ssh/way/name_lookup.h"
 #include "tpush/ssh/wire.h"
 
 namespace tpush::ssh {
@@ -119,19 +119,6 @@ Connection::Connection(Endpoint endpoint, const ConnectionSettings& settings)
       attempts_left_(std::max(1, endpoint_.connection_attempts) - 1) {}
 
 Connection::~Connection() { abandon(); }
-
-const char* Session::phase_name() const {
-  switch (phase()) {
-    case Phase::resolve: return "resolving the host name";
-    case Phase::connect: return "waiting for TCP connect";
-    case Phase::handshake: return "during SSH handshake";
-    case Phase::host_key: return "checking the host key";
-    case Phase::auth: return "during authentication";
-    case Phase::ready: return "connected";
-    case Phase::failed: return "failed";
-  }
-  return "?";
-}
 
 int Connection::fd() const { return lookup_ ? lookup_->fd() : fd_; }
 
@@ -492,11 +479,6 @@ void Connection::abandon() {
     addresses_ = next_address_ = nullptr;
     connecting_to_ = nullptr;
   }
-}
-
-std::unique_ptr<Session> open_session(Endpoint endpoint, const ConnectionSettings& settings) {
-  if (settings.make_session) return settings.make_session(std::move(endpoint), settings);
-  return std::make_unique<Connection>(std::move(endpoint), settings);
 }
 
 }  // namespace tpush::ssh

@@ -8,7 +8,7 @@
 #include "test_tpu_support.h"
 #include "tpush/commands/plan/workers.h"
 #include "tpush/inventory/inventory.h"
-#include "tpush/inventory/tpu.h"
+#include "tpush/inventory/tpu_resolve.h"
 
 using namespace tpush::inventory;
 using tpush::commands::Options;

@@ -5,8 +5,8 @@
 
 #include "test_support.h"
 #include "test_tpu_support.h"
-#include "tpush/inventory/tpu.h"
 #include "tpush/inventory/tpu_cache.h"
+#include "tpush/inventory/tpu_resolve.h"
 #include "tpush/util/error.h"
 
 using namespace tpush::inventory;

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/output/progress.h"
 #include "tpush/output/writer.h"
-#include "tpush/util/terminal.h"
 #include "tpush/ssh/sftp/download.h"
 #include "tpush/ssh/sftp/upload.h"
 #include "tpush/util/error.h"
+#include "tpush/util/terminal.h"
 
 namespace fs = std::filesystem;
 using namespace tpush::commands;

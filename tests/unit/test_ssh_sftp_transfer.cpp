@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/output/progress.h"
 #include "tpush/ssh/sftp/download.h"
 #include "tpush/ssh/sftp/upload.h"

@@ -1,4 +1,4 @@
-// Making tpush workers of resolved TPU nodes (resolve_tpus, tpu.h): each
+// Making tpush workers of resolved TPU nodes (resolve_tpus, tpu_resolve.h): each
 // selected worker's address (external, internal, or an IAP instance name), its
 // login (the OS Login user, asked once, when a node first needs it), label
 // (w3, s1w0, NAME/w3), pinned host key and aliases and TPUSH_* environment,
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "tpush/inventory/tpu.h"
 #include "tpush/inventory/tpu_cache.h"
 #include "tpush/inventory/tpu_describe.h"
+#include "tpush/inventory/tpu_resolve.h"
 #include "tpush/inventory/worker.h"
 #include "tpush/inventory/worker_selection.h"
 

@@ -1,6 +1,6 @@
 #include "tpush/commands/cli/subcommands.h"
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/commands/forward.h"
 #include "tpush/commands/plan/persist_run.h"
 #include "tpush/commands/process/process.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tpush/commands/cli/options.h"
-#include "tpush/inventory/tpu.h"
+#include "tpush/inventory/tpu_resolve.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::commands {

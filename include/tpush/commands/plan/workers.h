@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tpush/commands/plan/worker_reach.h"
-#include "tpush/inventory/tpu.h"
+#include "tpush/inventory/tpu_resolve.h"
 #include "tpush/inventory/worker.h"
 
 namespace tpush::commands {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <tuple>
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/commands/plan/run_context.h"
 #include "tpush/commands/plan/targets.h"
 #include "tpush/output/progress.h"

@@ -1,7 +1,7 @@
 // The part of `tpush cp` and `tpush get` after their arguments are checked.
 #include <CLI/CLI.hpp>
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/commands/plan/run_context.h"
 #include "tpush/commands/plan/targets.h"
 #include "tpush/fanout/copy_job.h"

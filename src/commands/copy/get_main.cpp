@@ -2,7 +2,7 @@
 // LOCALDIR/<label>/<name>.
 #include <CLI/CLI.hpp>
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/commands/plan/persist_run.h"
 #include "tpush/commands/plan/run_context.h"
 #include "tpush/ssh/sftp/download.h"

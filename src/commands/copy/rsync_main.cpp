@@ -10,7 +10,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/commands/plan/openssh_config.h"
 #include "tpush/commands/plan/run_context.h"
 #include "tpush/commands/plan/targets.h"

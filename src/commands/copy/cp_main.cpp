@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "tpush/commands/copy.h"
+#include "tpush/commands/copy/copy.h"
 #include "tpush/commands/plan/persist_run.h"
 #include "tpush/commands/plan/run_context.h"
 #include "tpush/commands/plan/targets.h"
