@@ -109,85 +109,89 @@ void ExecChannel::advance(const Sink& sink) {
   for (;;) {
     const Phase before = phase_;
     switch (phase_) {
-      case Phase::open:
-        channel_ = libssh2_channel_open_session(session_);
-        if (!channel_) {
-          const int rc = libssh2_session_last_errno(session_);
-          if (!would_block(rc)) fail("cannot open a session channel", rc);
-          return;
-        }
-        phase_ = settings_.pty ? Phase::pty : settings_.forward_agent ? Phase::agent : Phase::exec;
-        break;
-      case Phase::pty: {
-        const char* term = std::getenv("TERM");
-        if (!term || !*term) term = "xterm";
-        const int rc = libssh2_channel_request_pty_ex(channel_, term, static_cast<unsigned>(std::strlen(term)),
-                                                      nullptr, 0, settings_.columns > 0 ? settings_.columns : 80,
-                                                      settings_.rows > 0 ? settings_.rows : 24, 0, 0);
-        if (would_block(rc)) return;
-        if (rc != 0) return fail("the server refused a pseudo-terminal", rc);
-        phase_ = settings_.forward_agent ? Phase::agent : Phase::exec;
-        break;
-      }
-      case Phase::agent: {
-        // Before exec: sshd takes it only then, and once per connection.
-        const int rc = libssh2_channel_request_auth_agent(channel_);
-        if (would_block(rc)) return;
-        agent_forwarded_ = rc == 0;
-        if (rc != 0 && !is_hangup(rc)) agent_refusal_ = "the server refused to forward the agent";
-        else if (rc != 0) return fail("asking the server to forward the agent failed", rc);
-        phase_ = Phase::exec;
-        break;
-      }
-      case Phase::exec: {
-        command_sent_ = true;
-        const int rc = command_.empty() ? libssh2_channel_shell(channel_) : libssh2_channel_exec(channel_, command_.c_str());
-        if (would_block(rc)) return;
-        if (rc != 0)
-          return fail(command_.empty() ? "the server refused to start a login shell" : "the server refused to run the command", rc);
-        phase_ = Phase::stream;
-        break;
-      }
-      case Phase::stream:
-        stream(sink);
-        if (phase_ == Phase::stream) return;
-        break;
-      // Our close, then the server's with the exit status before it. A watched
-      // stdin waits for the server's first: ours would close the command's
-      // stdin (the watch's news of a hang-up) while the command may still run,
-      // having closed its stdout and stderr before it exits (as coreutils do).
-      case Phase::close: {
-        const int rc = libssh2_channel_close(channel_);
-        if (would_block(rc)) return;
-        if (rc != 0) return fail("closing the channel failed", rc);
-        if (settings_.stdin_watched) return finish();  // the server's close came first
-        phase_ = Phase::wait_closed;
-        break;
-      }
-      case Phase::wait_closed: {
-        const int rc = libssh2_channel_wait_closed(channel_);
-        if (would_block(rc)) return;
-        if (rc != 0) return fail("waiting for the exit status failed", rc);
-        exit_status_ = libssh2_channel_get_exit_status(channel_);
-        char* sig = nullptr;
-        std::size_t siglen = 0;
-        libssh2_channel_get_exit_signal(channel_, &sig, &siglen, nullptr, nullptr, nullptr, nullptr);
-        if (sig) {
-          exit_signal_.assign(sig, siglen);
-          libssh2_free(session_, sig);
-        }
-        if (settings_.stdin_watched) {  // ours follows it
-          phase_ = Phase::close;
-          break;
-        }
-        return finish();
-      }
+      case Phase::open: open_channel(); break;
+      case Phase::pty: request_pty(); break;
+      case Phase::agent: request_agent(); break;
+      case Phase::exec: start_command(); break;
+      case Phase::stream: stream(sink); break;
+      case Phase::close: close_ours(); break;
+      case Phase::wait_closed: await_close(); break;
       case Phase::done:
-      case Phase::failed:
-        return;
+      case Phase::failed: return;
     }
-    if (phase_ == before) return;
+    if (phase_ == before) return;  // waits (or, streaming, has read what there was)
   }
+}
+
+void ExecChannel::open_channel() {
+  channel_ = libssh2_channel_open_session(session_);
+  if (!channel_) {
+    const int rc = libssh2_session_last_errno(session_);
+    if (!would_block(rc)) fail("cannot open a session channel", rc);
+    return;
+  }
+  phase_ = settings_.pty ? Phase::pty : settings_.forward_agent ? Phase::agent : Phase::exec;
+}
+
+void ExecChannel::request_pty() {
+  const char* term = std::getenv("TERM");
+  if (!term || !*term) term = "xterm";
+  const int rc = libssh2_channel_request_pty_ex(channel_, term, static_cast<unsigned>(std::strlen(term)), nullptr,
+                                                0, settings_.columns > 0 ? settings_.columns : 80,
+                                                settings_.rows > 0 ? settings_.rows : 24, 0, 0);
+  if (would_block(rc)) return;
+  if (rc != 0) return fail("the server refused a pseudo-terminal", rc);
+  phase_ = settings_.forward_agent ? Phase::agent : Phase::exec;
+}
+
+// Before exec: sshd takes it only then, and once per connection.
+void ExecChannel::request_agent() {
+  const int rc = libssh2_channel_request_auth_agent(channel_);
+  if (would_block(rc)) return;
+  agent_forwarded_ = rc == 0;
+  if (rc != 0 && !is_hangup(rc)) agent_refusal_ = "the server refused to forward the agent";
+  else if (rc != 0) return fail("asking the server to forward the agent failed", rc);
+  phase_ = Phase::exec;
+}
+
+void ExecChannel::start_command() {
+  command_sent_ = true;
+  const int rc = command_.empty() ? libssh2_channel_shell(channel_) : libssh2_channel_exec(channel_, command_.c_str());
+  if (would_block(rc)) return;
+  if (rc != 0)
+    return fail(command_.empty() ? "the server refused to start a login shell" : "the server refused to run the command", rc);
+  phase_ = Phase::stream;
+}
+
+// Our close, then the server's with the exit status before it. A watched
+// stdin waits for the server's first: ours would close the command's stdin
+// (the watch's news of a hang-up) while the command may still run, having
+// closed its stdout and stderr before it exits (as coreutils do).
+void ExecChannel::close_ours() {
+  const int rc = libssh2_channel_close(channel_);
+  if (would_block(rc)) return;
+  if (rc != 0) return fail("closing the channel failed", rc);
+  if (settings_.stdin_watched) return finish();  // the server's close came first
+  phase_ = Phase::wait_closed;
+}
+
+void ExecChannel::await_close() {
+  const int rc = libssh2_channel_wait_closed(channel_);
+  if (would_block(rc)) return;
+  if (rc != 0) return fail("waiting for the exit status failed", rc);
+  exit_status_ = libssh2_channel_get_exit_status(channel_);
+  char* sig = nullptr;
+  std::size_t siglen = 0;
+  libssh2_channel_get_exit_signal(channel_, &sig, &siglen, nullptr, nullptr, nullptr, nullptr);
+  if (sig) {
+    exit_signal_.assign(sig, siglen);
+    libssh2_free(session_, sig);
+  }
+  if (settings_.stdin_watched) {  // ours follows it
+    phase_ = Phase::close;
+    return;
+  }
+  finish();
 }
 
 void ExecChannel::finish() {

@@ -117,7 +117,15 @@ class ExecChannel {
  private:
   bool would_block(int rc);
   void fail(const std::string& what, int rc);
+  // The steps of advance(), one per phase: each moves phase_ on, or leaves
+  // it where it is while libssh2 waits.
+  void open_channel();
+  void request_pty();
+  void request_agent();
+  void start_command();
   void stream(const Sink& sink);
+  void close_ours();
+  void await_close();
   bool feed_first();
   bool feed_input();      // false when the channel failed
   void flush_requests();  // pending ^C / signal
