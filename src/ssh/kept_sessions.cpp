@@ -1,10 +1,14 @@
 #include "tpush/ssh/kept_sessions.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace tpush::ssh {
 
-KeptSessions::KeptSessions() : jumps_(idle_) { idle_.reaper = &reaper_; }
+KeptSessions::KeptSessions(Now now) : jumps_(idle_) {
+  idle_.reaper = &reaper_;
+  idle_.now = std::move(now);
+}
 
 KeptSessions::~KeptSessions() { clear(); }
 
@@ -44,7 +48,7 @@ bool KeptSessions::holds(const std::string& key) const {
 
 void KeptSessions::give(const std::string& key, std::unique_ptr<Session> c, std::unique_ptr<KeptShell> shell) {
   c->park(&reaper_);
-  entries_.push_back({key, std::move(c), std::move(shell), Clock::now()});
+  entries_.push_back({key, std::move(c), std::move(shell), idle_.now()});
 }
 
 void KeptSessions::tick(Clock::time_point now) {

@@ -21,7 +21,8 @@ namespace tpush::ssh {
 
 class KeptSessions {
  public:
-  KeptSessions();
+  // `now`: the clock of its upkeep and of a session's idle time (a test's own).
+  explicit KeptSessions(Now now = Clock::now);
   ~KeptSessions();
 
   // Under which key a session to `e` is kept: who logs in where, and through

@@ -28,6 +28,7 @@ JumpHost::JumpHost(std::string name, Endpoint endpoint, const ConnectionSettings
       lane_(lane),
       watch_(connect_timeout, endpoint.alive_interval, endpoint.alive_count),
       connection_(std::move(endpoint), settings),
+      now_(settings.now),
       epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
 
 JumpHost::~JumpHost() {
@@ -43,7 +44,7 @@ JumpHost::~JumpHost() {
 void JumpHost::start() {
   if (started_) return;
   started_ = true;
-  const auto now = Clock::now();
+  const Clock::time_point now = now_();
   watch_.start(now);
   spdlog::debug("jump host {}: connecting", name_);
   drive(now);
@@ -62,7 +63,8 @@ void JumpHost::park(util::ChildReaper* reaper) {
 bool JumpHost::resume(Endpoint endpoint, const ConnectionSettings& settings) {
   parked_ = false;
   watch_ = SessionWatch(watch_.connect_timeout(), endpoint.alive_interval, endpoint.alive_count);
-  watch_.heard(Clock::now());
+  now_ = settings.now;
+  watch_.heard(now_());
   if (connection_.resume(std::move(endpoint), settings)) return true;
   fail_all("jump host " + name_ + ": " + connection_.failure_reason());
   return false;
@@ -149,7 +151,7 @@ bool JumpHost::finish_pending() {
   pending_ = nullptr;
   pending_op_ = Op::none;
   switch (op) {  // exactly the call that was cut short
-    case Op::open: open_channels(Clock::now()); break;
+    case Op::open: open_channels(now_()); break;
     case Op::write: write_channel(t); break;
     case Op::read: read_channel(t); break;
     case Op::close: close_channel(t); break;

@@ -51,7 +51,7 @@ class JumpLane::TunnelTransport final : public Transport {
   std::string failure() const override { return t_->own_way ? t_->own_way->failure() : t_->failure; }
   std::string notes() const override { return t_->own_way ? t_->own_way->notes() : std::string(); }
   std::string unanswered() const override { return t_->own_way ? t_->own_way->unanswered() : t_->failure; }
-  std::chrono::steady_clock::duration waited() const override { return t_->waited_so_far(Clock::now()); }
+  std::chrono::steady_clock::duration waited() const override { return t_->waited_so_far(lane_->now()); }
   bool waiting_turn() const override { return t_->waiting(); }
   void answered() override { lane_->answered(*t_); }
   void outlive_run(util::ChildReaper* reaper) override {
@@ -118,6 +118,8 @@ std::optional<std::size_t> JumpLane::first_good() const {
   return std::nullopt;
 }
 
+Clock::time_point JumpLane::now() const { return pool_ ? pool_->now() : Clock::now(); }
+
 int JumpLane::enqueue(const std::shared_ptr<JumpTunnel>& t) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
@@ -125,7 +127,7 @@ int JumpLane::enqueue(const std::shared_ptr<JumpTunnel>& t) {
     return -1;
   }
   t->relay_fd = pair[1];
-  t->queued_at = Clock::now();
+  t->queued_at = now();
   if (!pool_) {
     fail(*t, "jump host " + key_ + ": the run that made this way has ended");
   } else if (!failure_.empty()) {
@@ -156,7 +158,7 @@ void JumpLane::closed(JumpTunnel& t) {
       [[fallthrough]];
     case JumpTunnel::State::opening:  // closed once its open is answered
     case JumpTunnel::State::closing:
-      if (auto host = t.carrier.lock()) host->drive(Clock::now());
+      if (auto host = t.carrier.lock()) host->drive(now());
       break;
     case JumpTunnel::State::done:
       break;
@@ -180,7 +182,7 @@ void JumpLane::dispatch(Clock::time_point now) {
 
 std::shared_ptr<JumpTunnel> JumpLane::next_for(JumpHost& host) {
   if (own_ways_ || !usable(host)) return nullptr;
-  const auto now = Clock::now();
+  const Clock::time_point at = now();
   while (!waiting_.empty()) {
     auto t = std::move(waiting_.front());
     waiting_.pop_front();
@@ -189,7 +191,7 @@ std::shared_ptr<JumpTunnel> JumpLane::next_for(JumpHost& host) {
       t->state = JumpTunnel::State::done;
       continue;
     }
-    t->waited += now - t->queued_at;
+    t->waited += at - t->queued_at;
     return t;
   }
   return nullptr;
@@ -240,7 +242,7 @@ void JumpLane::session_failed(JumpHost& host, std::shared_ptr<JumpTunnel> unopen
     others = others || (s.host.get() != &host && !states_[s.gateway].bad && !s.host->failed());
   if (!g || states_[*g].bad || others) {  // another session of the lane goes on
     if (unopened) requeue(std::move(unopened));
-    return dispatch(Clock::now());
+    return dispatch(now());
   }
   // A gateway that refused our login: the slice's other workers take the
   // same keys, so each worker fails as its own login would, in those words.
@@ -263,7 +265,7 @@ void JumpLane::requeue(std::shared_ptr<JumpTunnel> t) {
   t->channel = nullptr;
   t->carrier.reset();
   t->state = JumpTunnel::State::queued;
-  t->queued_at = Clock::now();
+  t->queued_at = now();
   ++t->gateways_tried;
   waiting_.push_front(std::move(t));
 }
@@ -288,7 +290,7 @@ void JumpLane::give_up(std::size_t g, const std::string& why) {
   if (const auto next = first_good()) {
     say_once(key_ + ": " + why + "; going through " + gateways_[*next].name + " instead");
     if (!covered) open_session(*next, {});
-    return dispatch(Clock::now());
+    return dispatch(now());
   }
   say_once(key_ + ": " + why + "; nothing else to go through: each worker goes through " + own_way_name_ + ", " +
            std::to_string(JumpPool::own_ways_at_once) + " starting at once");
@@ -308,8 +310,7 @@ void JumpLane::start_own_ways() {
       t->state = JumpTunnel::State::done;
       continue;
     }
-    const auto now = Clock::now();
-    t->waited += now - t->queued_at;
+    t->waited += now() - t->queued_at;
     if (!t->own_factory) {
       fail(*t, "jump host " + key_ + " could not open a connection to " + t->host + ": no way left");
       continue;

@@ -120,6 +120,7 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
   JumpLane& lane_;
   SessionWatch watch_;  // its connect deadline and silence, as a worker's (silence counts from a resume)
   Connection connection_;
+  Now now_;  // the run's clock (ConnectionSettings::now)
   int epoll_fd_ = -1;
   int watched_connection_fd_ = -1;
   unsigned watched_connection_events_ = 0;

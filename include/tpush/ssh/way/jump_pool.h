@@ -93,6 +93,8 @@ class JumpLane final : public std::enable_shared_from_this<JumpLane> {
   // Hands waiting tunnels to sessions whose opener is free, making the first
   // session when there is none.
   void dispatch(Clock::time_point now);
+  // The run's clock (the pool's between runs; the system's once the pool is gone).
+  Clock::time_point now() const;
 
   // Between runs: sessions that failed or carry nothing close. At a run's
   // start: parked sessions the run's known_hosts refused go.
@@ -182,6 +184,8 @@ class JumpPool {
 
   // Sessions made so far, for messages and tests.
   std::size_t sessions() const;
+  // The clock of the run it is lent to (else its own settings').
+  Clock::time_point now() const { return settings_->now(); }
 
   // For lanes: a session to `gateway`, registered with the run's loop.
   std::shared_ptr<JumpHost> make_host(JumpLane& lane, const JumpLane::Gateway& gateway);
