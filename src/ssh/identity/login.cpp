@@ -128,12 +128,11 @@ bool Login::offered(LIBSSH2_SESSION* session, int rc, const KeyFile& key, const 
     last_error_ = last_error(session);
     return false;
   }
-  identity_ = LoginIdentity{key.public_blob, key.signing_key ? &*key.signing_key : nullptr, std::nullopt,
-                            shorten_home(certificate ? certificate->path : key.path, home_)};
-  if (key.signing_key) identity_.blob = key.signing_key->public_blob();
-  if (certificate) identity_.blob = certificate->blob;
-  accepted_ = true;
-  free_agent();
+  LoginIdentity identity{key.public_blob, key.signing_key ? &*key.signing_key : nullptr, std::nullopt,
+                         shorten_home(certificate ? certificate->path : key.path, home_)};
+  if (key.signing_key) identity.blob = key.signing_key->public_blob();
+  if (certificate) identity.blob = certificate->blob;
+  accept(std::move(identity));
   return true;
 }
 
@@ -173,9 +172,7 @@ bool Login::try_agent(LIBSSH2_SESSION* session) {
     if (rc == LIBSSH2_ERROR_EAGAIN) return true;
     agent_key_pending_ = false;
     if (rc == 0) {
-      identity_ = identity_of(identities_, std::string(blob), home_);
-      accepted_ = true;
-      free_agent();
+      accept(identity_of(identities_, std::string(blob), home_));
       return true;
     }
     last_error_ = last_error(session);
@@ -204,6 +201,12 @@ bool Login::try_keys(LIBSSH2_SESSION* session) {
     if (is_hangup(rc)) break;  // the server hung up (MaxAuthTries): no point in trying more
   }
   return false;
+}
+
+void Login::accept(LoginIdentity identity) {
+  identity_ = std::move(identity);
+  accepted_ = true;
+  free_agent();
 }
 
 bool Login::listed(const libssh2_agent_publickey& agent_key) const {

@@ -57,6 +57,7 @@ class Login {
   // (false: noted for refusal()); `rc` is offer()'s, not EAGAIN.
   bool offered(LIBSSH2_SESSION* session, int rc, const KeyFile& key, const UserCertificate* certificate);
   void note_refused(const UserCertificate& certificate, const std::string& name);
+  void accept(LoginIdentity identity);  // the login is done: the agent is let go
   bool listed(const libssh2_agent_publickey& agent_key) const;  // among the identities' keys or certificates
   void free_agent();
 
