@@ -8,13 +8,12 @@
 #include <spdlog/spdlog.h>
 
 #include "tpush/ssh/kept_shell.h"
-#include "tpush/ssh/session_wait.h"
 
 namespace tpush::fanout {
 namespace {
 
 // The stop channels' output (there is none) goes nowhere.
-const ssh::ExecChannel::Sink kDiscard{[](int, std::string_view) {}, [] { return true; }};
+const ssh::Channel::Sink kDiscard{[](int, std::string_view) {}, [] { return true; }};
 
 // How long a command that ended waits for its stop channels to close. A kill
 // answers in milliseconds; one that does not is given up with its session at
@@ -24,7 +23,7 @@ constexpr auto kStopsWait = std::chrono::seconds(1);
 }  // namespace
 
 CommandJob::CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
-                       std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
+                       std::string command, ssh::Channel::Settings channel_settings, Deadlines deadlines,
                        OutputSink& out, SudoPassword* sudo)
     : SessionJob(index, endpoint, settings, deadlines),
       command_(std::move(command)),
@@ -129,27 +128,27 @@ void CommandJob::go(CommandEvent event) {
   state_ = *next;
 }
 
-void CommandJob::start_work(LIBSSH2_SESSION* session) {
+void CommandJob::start_work() {
   out_.connected(index_);
   ssh::KeptShell* shell = kept_shell();
   if (want_shell_ && shell && shell->ready() && shell->run(raw_command_, ssh::group_tag()))
     return go(CommandEvent::sent_to_shell);
-  channel_ = std::make_unique<ssh::ExecChannel>(session, command_, channel_settings_);
+  channel_ = ssh_session().open_channel(command_, channel_settings_);
   go(CommandEvent::opened_channel);
 }
 
 void CommandJob::start_shell() {
-  if (!want_shell_ || shell_started_ || !may_keep_session() || state_ == CommandState::timing_out || !stops_.empty())
+  if (!want_shell_ || shell_started_ || !may_keep_session() || state_.stage == Stage::timing_out || !stops_.empty())
     return;
   if (const ssh::KeptShell* shell = kept_shell(); shell && (!shell->ended() || shell->unavailable())) return;
   if (channel_opening()) return;
   shell_started_ = true;
-  set_kept_shell(std::make_unique<ssh::KeptShell>(session()));
+  set_kept_shell(std::make_unique<ssh::KeptShell>(ssh_session()));
   kept_shell()->advance(kDiscard);
 }
 
 bool CommandJob::channel_opening() const {
-  const auto opening = [](const ssh::ExecChannel& c) { return c.phase() == ssh::ExecChannel::Phase::open; };
+  const auto opening = [](const ssh::Channel& c) { return c.phase() == ssh::Channel::Phase::open; };
   if (channel_ && opening(*channel_)) return true;
   if (kept_shell() && kept_shell()->opening()) return true;
   for (const auto& stop : stops_)
@@ -190,7 +189,7 @@ util::Wait CommandJob::work_wait() const {
   if (carrier_paused() && !stops_pending()) return util::Wait::none;
   // Data may arrive at any time while streaming; write interest only while
   // libssh2 has a packet half-sent.
-  return ssh::sending(session()) ? util::Wait::read_write : util::Wait::read;
+  return ssh_session().sending() ? util::Wait::read_write : util::Wait::read;
 }
 
 void CommandJob::advance_work() {
@@ -219,7 +218,7 @@ void CommandJob::advance_work() {
     if (*fallback == CommandEvent::shell_lost && shell->command_sent())
       run_behind_claim(Outcome::failed, "the worker's kept shell ended before the command answered");
     go(*fallback);
-    channel_ = std::make_unique<ssh::ExecChannel>(session(), command_, channel_settings_);
+    channel_ = ssh_session().open_channel(command_, channel_settings_);
   }
   if (channel_) channel_->advance(sink_);
   start_shell();
@@ -228,11 +227,11 @@ void CommandJob::advance_work() {
   if (channel_ && channel_->ended() && !shell_settling() && !waiting_for_stops()) return finish_from_channel();
   // -u: the group has its TERM; the connection can go (the watchdog sends HUP
   // to whatever is left).
-  if (state_ == CommandState::timing_out && !stops_pending()) finish(Outcome::timed_out, timed_out_reason());
+  if (state_.stage == Stage::timing_out && !stops_pending()) finish(Outcome::timed_out, timed_out_reason());
 }
 
 void CommandJob::finish_from_shell(const ssh::KeptShell::RunEnd& end) {
-  if (state_ == CommandState::timing_out) return finish(Outcome::timed_out, timed_out_reason());
+  if (state_.stage == Stage::timing_out) return finish(Outcome::timed_out, timed_out_reason());
   if (end.kind == ssh::KeptShell::RunEnd::Kind::failed) {
     if (restart_on_fresh_session()) return;
     if (end.hung_up) return finish(Outcome::lost, lost_reason(end.error));
@@ -252,15 +251,15 @@ void CommandJob::run_behind_claim(Outcome outcome, std::string what_failed) {
 }
 
 void CommandJob::finish_from_channel() {
-  if (state_ == CommandState::timing_out) return finish(Outcome::timed_out, timed_out_reason());
+  if (state_.stage == Stage::timing_out) return finish(Outcome::timed_out, timed_out_reason());
   // The claim's exit, before the group's tag: the kept shell had the command.
-  if (claimed_ && channel_->phase() == ssh::ExecChannel::Phase::done && channel_->exit_signal().empty() &&
+  if (claimed_ && channel_->phase() == ssh::Channel::Phase::done && channel_->exit_signal().empty() &&
       channel_->exit_status() == 255 && group_ && !group_->pgid())
     return finish(claimed_->first, claimed_->second + ": it may have run, so it was not run again");
-  if (channel_->phase() == ssh::ExecChannel::Phase::failed && restart_on_fresh_session()) return;
+  if (channel_->phase() == ssh::Channel::Phase::failed && restart_on_fresh_session()) return;
   if (sudo_ && !sudo_exchange_->ran()) {
     sudo_->ended(index_);
-    if (!sudo_failure_.empty() && channel_->phase() == ssh::ExecChannel::Phase::done)
+    if (!sudo_failure_.empty() && channel_->phase() == ssh::Channel::Phase::done)
       return finish(Outcome::failed, sudo_failure_, channel_->exit_status());
   }
   finish_from(*channel_);
@@ -280,8 +279,7 @@ bool CommandJob::signal_group(const std::string& signal) {
   }
   spdlog::trace("worker {}: {} to process group {}", index_, signal, *group_->pgid());
   signals_sent_.push_back(signal);
-  stops_.push_back(std::make_unique<ssh::ExecChannel>(
-      session(), ssh::group_signal_command(*group_->pgid(), signal), ssh::ExecChannel::Settings{}));
+  stops_.push_back(ssh_session().open_channel(ssh::group_signal_command(*group_->pgid(), signal), {}));
   stops_.back()->advance(kDiscard);
   return true;
 }
@@ -312,7 +310,7 @@ void CommandJob::tick_work() {
 
 void CommandJob::forward_interrupt() {
   if (finished()) return;
-  if (state_ == CommandState::waiting) return interrupt();  // still connecting: its command must not start now
+  if (state_.stage == Stage::waiting) return interrupt();  // still connecting: its command must not start now
   // Before the group's tag has come, also a signal request: it reaches a
   // non-root login's command even if the tag never comes. (A kept shell's
   // command reports its group at once.)
@@ -328,15 +326,15 @@ std::optional<std::uint64_t> CommandJob::input_offset() const {
 }
 
 bool CommandJob::work_clean() const {
-  if (state_ == CommandState::timing_out || shell_settling()) return false;
+  if (state_.stage == Stage::timing_out || shell_settling()) return false;
   if (via_shell()) {
     const auto& end = kept_shell()->run_end();
     if (!end || end->kind != ssh::KeptShell::RunEnd::Kind::exited) return false;
-  } else if (!channel_ || channel_->phase() != ssh::ExecChannel::Phase::done) {
+  } else if (!channel_ || channel_->phase() != ssh::Channel::Phase::done) {
     return false;
   }
   for (const auto& stop : stops_)
-    if (stop->phase() != ssh::ExecChannel::Phase::done) return false;
+    if (stop->phase() != ssh::Channel::Phase::done) return false;
   return true;
 }
 
@@ -357,8 +355,8 @@ void CommandJob::reset_work() {
 
 void CommandJob::release_work() {
   for (auto& stop : stops_)
-    if (stop->phase() != ssh::ExecChannel::Phase::done) stop->release();
-  if (state_ == CommandState::waiting) return;
+    if (stop->phase() != ssh::Channel::Phase::done) stop->release();
+  if (state_.stage == Stage::waiting) return;
   if (group_) {  // a line that looked like the start of the tag, then the command ended
     const std::string held = group_->flush();
     if (!held.empty()) out_.data(index_, Stream::err, held);
@@ -368,7 +366,7 @@ void CommandJob::release_work() {
     if (!held.empty()) out_.data(index_, channel_settings_.pty ? Stream::out : Stream::err, held);
   }
   out_.end(index_);  // the last line without a newline, if any
-  if (channel_ && channel_->phase() != ssh::ExecChannel::Phase::done) channel_->release();
+  if (channel_ && channel_->phase() != ssh::Channel::Phase::done) channel_->release();
 }
 
 }  // namespace tpush::fanout

@@ -3,28 +3,28 @@
 namespace tpush::fanout {
 
 std::optional<CommandState> next_state(CommandState from, CommandEvent event) {
-  using S = CommandState;
   using E = CommandEvent;
+  const bool started = from.stage != Stage::waiting;
   switch (event) {
     case E::sent_to_shell:
-      if (from == S::waiting) return S::in_shell;
+      if (!started) return CommandState{Stage::running, Carrier::kept_shell};
       break;
     case E::opened_channel:
-      if (from == S::waiting) return S::on_channel;
+      if (!started) return CommandState{Stage::running, Carrier::channel};
       break;
     case E::shell_declined:
     case E::shell_lost:
-      if (from == S::in_shell) return S::on_channel;
+      if (from == CommandState{Stage::running, Carrier::kept_shell}) return CommandState{Stage::running, Carrier::channel};
       break;
     case E::term_sent:
-      if (from == S::in_shell || from == S::on_channel || from == S::ending) return S::timing_out;
+      if (from.stage == Stage::running || from.stage == Stage::ending) return CommandState{Stage::timing_out, from.carrier};
       break;
     case E::ended_stops_closing:
-      if (from == S::in_shell || from == S::on_channel || from == S::ending) return S::ending;
-      if (from == S::timing_out) return S::timing_out;  // it ends timed out all the same
+      if (from.stage == Stage::running || from.stage == Stage::ending) return CommandState{Stage::ending, from.carrier};
+      if (from.stage == Stage::timing_out) return from;  // it ends timed out all the same
       break;
     case E::kept_session_broke:
-      if (from == S::in_shell || from == S::on_channel) return S::waiting;
+      if (from.stage == Stage::running) return CommandState{};
       break;
   }
   return std::nullopt;
@@ -37,15 +37,20 @@ std::optional<CommandEvent> shell_fallback(const ssh::KeptShell::RunEnd& end, bo
   return std::nullopt;
 }
 
-const char* state_name(CommandState s) {
-  switch (s) {
-    case CommandState::waiting: return "waiting";
-    case CommandState::in_shell: return "in_shell";
-    case CommandState::on_channel: return "on_channel";
-    case CommandState::timing_out: return "timing_out";
-    case CommandState::ending: return "ending";
+std::string state_name(CommandState s) {
+  const char* stage = "?";
+  switch (s.stage) {
+    case Stage::waiting: stage = "waiting"; break;
+    case Stage::running: stage = "running"; break;
+    case Stage::timing_out: stage = "timing out"; break;
+    case Stage::ending: stage = "ending"; break;
   }
-  return "?";
+  switch (s.carrier) {
+    case Carrier::none: return stage;
+    case Carrier::kept_shell: return std::string(stage) + " in the kept shell";
+    case Carrier::channel: return std::string(stage) + " on an exec channel";
+  }
+  return stage;
 }
 
 }  // namespace tpush::fanout

@@ -12,8 +12,8 @@ void CopyJob::report(bool done) {
   if (progress_) progress_(transfer_ ? transfer_->bytes_done() : 0, done);
 }
 
-void CopyJob::start_work(LIBSSH2_SESSION* session) {
-  transfer_ = make_transfer_(session);
+void CopyJob::start_work() {
+  transfer_ = make_transfer_(ssh_session());
   report(false);
 }
 

@@ -121,7 +121,7 @@ class ForwardJob::SessionWrites final : public util::Pollable {
   }
   int fd() const override { return fd_; }
   util::Wait wait() const override {
-    return job_.working() && ssh::sending(job_.session()) ? util::Wait::write : util::Wait::none;
+    return job_.working() && job_.ssh_session().sending() ? util::Wait::write : util::Wait::none;
   }
   void advance(Clock::time_point) override { job_.pump(); }
   void tick(Clock::time_point) override {}
@@ -157,7 +157,7 @@ void ForwardJob::unregister_all() {
   if (writes_) reactor_.remove(*writes_);
 }
 
-void ForwardJob::start_work(LIBSSH2_SESSION* /*session*/) {
+void ForwardJob::start_work() {
   out_.connected(index_);
   writes_ = std::make_unique<SessionWrites>(ssh_session().fd(), *this);
   for (const auto& l : listeners_)
@@ -169,7 +169,7 @@ void ForwardJob::start_work(LIBSSH2_SESSION* /*session*/) {
 void ForwardJob::advance_work() { pump(); }
 
 util::Wait ForwardJob::work_wait() const {
-  return ssh::sending(session()) ? util::Wait::read_write : util::Wait::read;
+  return ssh_session().sending() ? util::Wait::read_write : util::Wait::read;
 }
 
 void ForwardJob::forward_interrupt() {
@@ -226,7 +226,7 @@ bool ForwardJob::move(Connection& c) {
   while (!c.to_remote.empty()) {
     const ssize_t n = libssh2_channel_write(c.channel, c.to_remote.data(), c.to_remote.size());
     if (n == LIBSSH2_ERROR_EAGAIN) {
-      if (ssh::sending(session())) {
+      if (ssh_session().sending()) {
         half_sent_ = &c;
         return false;
       }
@@ -244,7 +244,7 @@ bool ForwardJob::move(Connection& c) {
   half_sent_ = nullptr;
   if (c.local_eof && c.to_remote.empty() && !c.eof_sent) {
     const int rc = libssh2_channel_send_eof(c.channel);
-    if (rc == LIBSSH2_ERROR_EAGAIN) return !ssh::sending(session());
+    if (rc == LIBSSH2_ERROR_EAGAIN) return !ssh_session().sending();
     c.eof_sent = true;
   }
   // libssh2 takes every packet waiting on the socket into its own queue while

@@ -76,7 +76,7 @@ void SessionJob::advance(Clock::time_point now) {
     working_ = true;
     work_start_ = now;
     watch_.heard(now);
-    start_work(connection_->session());
+    start_work();
   }
   const bool was_paused = work_paused();
   serve_agent();
@@ -135,8 +135,8 @@ std::string SessionJob::lost_reason(const std::string& detail) const {
   return "connection lost (" + (cause.empty() ? detail : cause) + ")";
 }
 
-void SessionJob::finish_from(const ssh::ExecChannel& channel) {
-  if (channel.phase() == ssh::ExecChannel::Phase::failed) {
+void SessionJob::finish_from(const ssh::Channel& channel) {
+  if (channel.phase() == ssh::Channel::Phase::failed) {
     if (channel.server_hung_up()) return finish(Outcome::lost, lost_reason(channel.error()));
     return finish(Outcome::failed, channel.error());
   }

@@ -1,6 +1,5 @@
 #include "tpush/fanout/shell_job.h"
 
-#include "tpush/ssh/session_wait.h"
 #include "tpush/util/terminal.h"
 
 namespace tpush::fanout {
@@ -21,9 +20,9 @@ ShellJob::ShellJob(std::size_t index, ssh::Endpoint endpoint, const ssh::Connect
   sink_.can_accept = [this] { return out_.accepting(); };
 }
 
-void ShellJob::start_work(LIBSSH2_SESSION* session) {
+void ShellJob::start_work() {
   out_.connected(index_);
-  channel_ = std::make_unique<ssh::ExecChannel>(session, std::string(), channel_settings_);
+  channel_ = ssh_session().open_channel(std::string(), channel_settings_);
 }
 
 void ShellJob::advance_work() {
@@ -33,7 +32,7 @@ void ShellJob::advance_work() {
 
 util::Wait ShellJob::work_wait() const {
   if (channel_->paused()) return util::Wait::none;
-  return ssh::sending(session()) || channel_->requests_pending() ? util::Wait::read_write : util::Wait::read;
+  return ssh_session().sending() || channel_->requests_pending() ? util::Wait::read_write : util::Wait::read;
 }
 
 // The local terminal's size, read at every tick (no SIGWINCH handler: signals
@@ -59,9 +58,9 @@ std::optional<std::uint64_t> ShellJob::input_offset() const {
 
 void ShellJob::release_work() {
   out_.end(index_);
-  if (channel_ && channel_->phase() != ssh::ExecChannel::Phase::done) channel_->release();
+  if (channel_ && channel_->phase() != ssh::Channel::Phase::done) channel_->release();
 }
 
-bool ShellJob::work_clean() const { return channel_ && channel_->phase() == ssh::ExecChannel::Phase::done; }
+bool ShellJob::work_clean() const { return channel_ && channel_->phase() == ssh::Channel::Phase::done; }
 
 }  // namespace tpush::fanout

@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include <libssh2.h>
-
-#include "tpush/ssh/session_wait.h"
 #include "tpush/ssh/wire.h"
 #include "tpush/util/base64.h"
 
@@ -56,18 +53,12 @@ void RelayJob::order(std::string line) { orders_.text += line; }
 
 void RelayJob::feed(int attempt) { feeds_wanted_.push_back(attempt); }
 
-void RelayJob::start_work(LIBSSH2_SESSION* session) {
-  std::size_t len = 0;
-  int type = 0;
-  const char* blob = libssh2_session_hostkey(session, &len, &type);
-  if (blob) {
-    host_key_.assign(blob, len);
-    where_.host_key = key_line(host_key_);
-  }
+void RelayJob::start_work() {
+  host_key_ = ssh_session().host_key();
+  if (!host_key_.empty()) where_.host_key = key_line(host_key_);
   login_ = ssh_session().login_identity();
   if (!login_.blob.empty()) where_.identity = key_line(login_.blob);
-  control_ = std::make_unique<ssh::ExecChannel>(session, transfer_.control_command(),
-                                                ssh::ExecChannel::Settings{.input = &orders_, .forward_agent = true});
+  control_ = ssh_session().open_channel(transfer_.control_command(), {.input = &orders_, .forward_agent = true});
   if (progress_) progress_(0, false);
 }
 
@@ -141,7 +132,7 @@ void RelayJob::fall_back(const std::string& why) {
   detach(false);
   if (control_) control_->release();  // the channel ended; the session frees it
   control_.reset();
-  fallback_ = make_fallback_(session());
+  fallback_ = make_fallback_(ssh_session());
 }
 
 void RelayJob::advance_fallback() {
@@ -176,13 +167,13 @@ void RelayJob::tick_work() {
 void RelayJob::advance_work() {
   if (fallback_) return advance_fallback();
   for (int attempt : std::exchange(feeds_wanted_, {}))
-    feeds_.push_back({attempt, std::make_unique<ssh::ExecChannel>(session(), relay_feed_command(where_.directory, attempt),
-                                                                  ssh::ExecChannel::Settings{.input = &transfer_.stream()})});
+    feeds_.push_back({attempt, ssh_session().open_channel(relay_feed_command(where_.directory, attempt),
+                                                          {.input = &transfer_.stream()})});
   // Orders (tpush's "-" among them) and an agent's answers go before more of
   // the stream: a feed keeps the socket full for as long as it lasts, and a
   // script that hears nothing for kSilenceSeconds ends.
   const bool orders_waiting =
-      control_->phase() == ssh::ExecChannel::Phase::stream && control_->input_offset() < orders_.text.size();
+      control_->phase() == ssh::Channel::Phase::stream && control_->input_offset() < orders_.text.size();
   const bool others_waiting = orders_waiting || agent_answer_waiting();
   for (Feed& f : feeds_) {
     if (f.ended) continue;
@@ -190,22 +181,22 @@ void RelayJob::advance_work() {
     f.channel->advance(feed_sink_);
     if (!f.channel->ended()) continue;
     f.ended = true;
-    if (f.channel->phase() == ssh::ExecChannel::Phase::done && f.channel->exit_status() != 0)
+    if (f.channel->phase() == ssh::Channel::Phase::done && f.channel->exit_status() != 0)
       transfer_.not_fed(index_, f.attempt, f.channel->exit_status() == kFeedCut);
   }
   control_->advance(sink_);
-  if (!agent_checked_ && control_->command_sent() && control_->phase() != ssh::ExecChannel::Phase::exec) {
+  if (!agent_checked_ && control_->command_sent() && control_->phase() != ssh::Channel::Phase::exec) {
     agent_checked_ = true;
     if (!control_->agent_refusal().empty())
       spdlog::info("{}: relay: {}: its hops cannot log in, and tpush feeds the workers after it itself",
                    transfer_.label(index_), control_->agent_refusal());
   }
   if (!control_->ended()) return;
-  if (!attached_ && make_fallback_ && (control_->phase() != ssh::ExecChannel::Phase::failed || !control_->server_hung_up())) {
+  if (!attached_ && make_fallback_ && (control_->phase() != ssh::Channel::Phase::failed || !control_->server_hung_up())) {
     fall_back(failure_.empty() ? why_failed() : failure_);
     return advance_fallback();
   }
-  if (control_->phase() == ssh::ExecChannel::Phase::failed) {
+  if (control_->phase() == ssh::Channel::Phase::failed) {
     if (restart_on_fresh_session()) return;
     if (control_->server_hung_up()) return finish(fanout::Outcome::lost, lost_reason(control_->error()));
     return finish(fanout::Outcome::failed, control_->error());
@@ -223,7 +214,7 @@ std::string RelayJob::why_failed() const {
   if (transfer_.chain().exhausted(index_))
     return "the copy did not check out in " + std::to_string(RelayChain::kMaxAttempts) + " attempts";
   const std::string said = last_line(stderr_tail_);
-  const std::string status = control_->phase() == ssh::ExecChannel::Phase::failed
+  const std::string status = control_->phase() == ssh::Channel::Phase::failed
                                  ? control_->error()
                                  : "exit " + std::to_string(control_->exit_status()) + (said.empty() ? "" : ": " + said);
   return (attached_ ? "the relay ended early (" : "the relay's script could not run (") + status + ")";
@@ -231,7 +222,7 @@ std::string RelayJob::why_failed() const {
 
 util::Wait RelayJob::work_wait() const {
   if (fallback_) return fallback_->wait();
-  return ssh::sending(session()) ? util::Wait::read_write : util::Wait::read;
+  return ssh_session().sending() ? util::Wait::read_write : util::Wait::read;
 }
 
 void RelayJob::detach(bool mid_attempt) {

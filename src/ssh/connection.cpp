@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tpush/ssh/exec_channel.h"
 #include "tpush/ssh/last_error.h"
 #include "tpush/ssh/library.h"
 #include "tpush/ssh/session_memory.h"
@@ -119,6 +120,19 @@ Connection::Connection(Endpoint endpoint, const ConnectionSettings& settings)
       attempts_left_(std::max(1, endpoint_.connection_attempts) - 1) {}
 
 Connection::~Connection() { abandon(); }
+
+std::unique_ptr<Channel> Connection::open_channel(std::string command, Channel::Settings settings) {
+  return std::make_unique<ExecChannel>(session_, std::move(command), settings);
+}
+
+bool Connection::sending() const { return session_ && ssh::sending(session_); }
+
+std::string Connection::host_key() const {
+  std::size_t len = 0;
+  int type = 0;
+  const char* blob = session_ ? libssh2_session_hostkey(session_, &len, &type) : nullptr;
+  return blob ? std::string(blob, len) : std::string();
+}
 
 int Connection::fd() const { return lookup_ ? lookup_->fd() : fd_; }
 
@@ -406,7 +420,7 @@ void Connection::tick(Clock::time_point now) {
     session_memory::drop_zero_pages(session_);
   }
   // A packet half-written must be finished before another may be sent.
-  if (sending(session_)) return;
+  if (ssh::sending(session_)) return;
   int next = 0;
   libssh2_keepalive_send(session_, &next);
 }

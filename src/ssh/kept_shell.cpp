@@ -50,15 +50,15 @@ void KeptShell::Input::drop_before(std::uint64_t offset) {
   base_ += n;
 }
 
-KeptShell::KeptShell(LIBSSH2_SESSION* session)
+KeptShell::KeptShell(Session& session)
     : hello_tag_("tpush:shell:" + nonce() + ":"),
-      channel_(session, kept_shell_script(hello_tag_), ExecChannel::Settings{.input = &input_}),
+      channel_(session.open_channel(kept_shell_script(hello_tag_), Channel::Settings{.input = &input_})),
       hello_(hello_tag_, kMaxHello) {}
 
-bool KeptShell::opening() const { return channel_.phase() == ExecChannel::Phase::open; }
+bool KeptShell::opening() const { return channel_->phase() == Channel::Phase::open; }
 
 bool KeptShell::ended() const {
-  return channel_.ended();
+  return channel_->ended();
 }
 
 bool KeptShell::run(std::string_view command, const std::string& group_tag) {
@@ -81,17 +81,17 @@ bool KeptShell::run(std::string_view command, const std::string& group_tag) {
   return true;
 }
 
-void KeptShell::advance(const ExecChannel::Sink& sink) {
+void KeptShell::advance(const Channel::Sink& sink) {
   if (state_ == State::gone) return;
-  const ExecChannel::Sink mine{
+  const Channel::Sink mine{
       [&](int stream, std::string_view bytes) { take(stream, bytes, sink); },
       [&] { return state_ == State::running || state_ == State::draining ? sink.can_accept() : true; }};
-  channel_.advance(mine);
-  input_.drop_before(channel_.input_offset());
+  channel_->advance(mine);
+  input_.drop_before(channel_->input_offset());
   if (ended()) channel_ended(sink);
 }
 
-void KeptShell::take(int stream, std::string_view bytes, const ExecChannel::Sink& sink) {
+void KeptShell::take(int stream, std::string_view bytes, const Channel::Sink& sink) {
   switch (state_) {
     case State::starting:
       // What bash's startup files print comes once, here, and is dropped; the
@@ -129,7 +129,7 @@ void KeptShell::take(int stream, std::string_view bytes, const ExecChannel::Sink
   }
 }
 
-void KeptShell::markers_done(const ExecChannel::Sink& sink) {
+void KeptShell::markers_done(const Channel::Sink& sink) {
   const std::string word = *out_marker_->word();
   if (word == "stale") {
     end_ = RunEnd::declined();
@@ -168,7 +168,7 @@ void KeptShell::leave() {
 
 // A run in progress ends with the channel: as the channel failed, else as the
 // state says (only after "+" is the channel's end the run's).
-void KeptShell::channel_ended(const ExecChannel::Sink& sink) {
+void KeptShell::channel_ended(const Channel::Sink& sink) {
   const State was = std::exchange(state_, State::gone);
   if (was != State::running && was != State::draining) return;
   if (was == State::running) {
@@ -177,8 +177,8 @@ void KeptShell::channel_ended(const ExecChannel::Sink& sink) {
       if (!held.empty()) sink.data(stream, held);
     }
   }
-  if (channel_.phase() == ExecChannel::Phase::failed) {
-    end_ = RunEnd::failed(channel_.error(), channel_.server_hung_up());
+  if (channel_->phase() == Channel::Phase::failed) {
+    end_ = RunEnd::failed(channel_->error(), channel_->server_hung_up());
   } else if (was == State::draining) {
     end_ = RunEnd::exited(status_);
   } else {

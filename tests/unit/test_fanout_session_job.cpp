@@ -39,7 +39,7 @@ class ScriptedWorkJob final : public tpush::fanout::SessionJob {
   using SessionJob::kept_shell;
 
  private:
-  void start_work(LIBSSH2_SESSION*) override { ++starts; }
+  void start_work() override { ++starts; }
   void advance_work() override {
     if (std::exchange(resumes, false)) paused = false;
     if (fails) {

@@ -1,14 +1,20 @@
 // A fake ssh::Session and the factory that hands it to jobs (through
-// ConnectionSettings::make_session), and a clock the test moves by hand: the
-// session jobs' rules (connect deadline, silence, a kept session kept, taken
-// and given up, the restart on a fresh one) run with no network.
+// ConnectionSettings::make_session), the fake channels it opens for them, and
+// a clock the test moves by hand: the session jobs' rules (connect deadline,
+// silence, a kept session kept, taken and given up, the restart on a fresh
+// one) and what a job does with its channels (a command's output, status,
+// signals, its kept shell) run with no network.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "tpush/ssh/channel.h"
 #include "tpush/ssh/session.h"
 
 namespace tpush::test {
@@ -30,6 +36,116 @@ struct TestClock {
   }
 };
 
+// What a fake channel does and what was done to it: the test plays the
+// worker's side (output, the exit, a failure) and reads what the job sent.
+struct FakeChannelState {
+  using Phase = ssh::Channel::Phase;
+
+  std::string command;
+  ssh::Channel::Settings settings;
+  Phase phase = Phase::open;
+  bool hold_open = false;  // the open is not answered yet: it stays in Phase::open
+  // The worker's side, taken by the next advance() while the sink accepts.
+  std::vector<std::pair<int, std::string>> output;
+  std::optional<int> exit_status;  // it exits once its output is taken
+  std::string exit_signal;
+  std::optional<std::string> failure;  // it fails at the next advance()
+  bool hung_up = false;
+  // What the job did.
+  std::string stdin_bytes;  // the input and write_first()'s bytes, as sent
+  bool eof = false;
+  bool gated = false;
+  bool held = false;
+  bool paused = false;
+  bool released = false;
+  int interrupts = 0, advances = 0;
+  std::vector<std::string> signals;
+  std::uint64_t input_offset = 0;
+  std::string first;  // write_first()'s, not yet sent
+
+  void say(int stream, std::string bytes) { output.emplace_back(stream, std::move(bytes)); }
+  void exit(int status) { exit_status = status; }
+  void fail(std::string why, bool hang_up = true) {
+    failure = std::move(why);
+    hung_up = hang_up;
+  }
+};
+
+class FakeChannel final : public ssh::Channel {
+ public:
+  explicit FakeChannel(std::shared_ptr<FakeChannelState> state) : c_(std::move(state)) {
+    c_->gated = c_->settings.stdin_gated;
+  }
+
+  void advance(const Sink& sink) override {
+    ++c_->advances;
+    if (ended()) return;
+    if (c_->failure) {
+      c_->phase = Phase::failed;
+      return;
+    }
+    if (c_->phase == Phase::open) {
+      if (c_->hold_open) return;
+      c_->phase = Phase::stream;
+    }
+    feed();
+    c_->paused = false;
+    while (!c_->output.empty()) {
+      if (!sink.can_accept()) {
+        c_->paused = true;
+        return;
+      }
+      auto [stream, bytes] = std::move(c_->output.front());
+      c_->output.erase(c_->output.begin());
+      sink.data(stream, bytes);
+    }
+    if (c_->exit_status) c_->phase = Phase::done;
+  }
+  Phase phase() const override { return c_->phase; }
+  util::Wait wait() const override { return util::Wait::read; }
+  bool paused() const override { return c_->paused; }
+  std::uint64_t input_offset() const override { return c_->input_offset; }
+  void interrupt_remote() override { ++c_->interrupts; }
+  void send_signal(std::string name) override { c_->signals.push_back(std::move(name)); }
+  void resize(int, int) override {}
+  bool requests_pending() const override { return false; }
+  int exit_status() const override { return c_->exit_status.value_or(-1); }
+  const std::string& exit_signal() const override { return c_->exit_signal; }
+  const std::string& error() const override { return c_->failure ? *c_->failure : none_; }
+  bool server_hung_up() const override { return c_->failure && c_->hung_up; }
+  bool command_sent() const override { return c_->phase != Phase::open; }
+  bool agent_forwarded() const override { return c_->settings.forward_agent; }
+  const std::string& agent_refusal() const override { return none_; }
+  void hold_input(bool held) override { c_->held = held; }
+  void write_first(std::string bytes) override { c_->first += bytes; }
+  void open_gate() override { c_->gated = false; }
+  void end_input() override {
+    c_->first.clear();
+    c_->gated = false;
+    c_->eof = true;
+  }
+  void release() override { c_->released = true; }
+
+ private:
+  // Takes what the job has for stdin now, as the real channel writes it.
+  void feed() {
+    c_->stdin_bytes += std::exchange(c_->first, {});
+    if (c_->gated || c_->eof || c_->held) return;
+    const ssh::InputSource* in = c_->settings.input;
+    if (!in) {
+      c_->eof = !c_->settings.stdin_watched;
+      return;
+    }
+    const std::string_view more = in->peek(c_->input_offset);
+    c_->stdin_bytes += more;
+    c_->input_offset += more.size();
+    c_->eof = in->at_end(c_->input_offset);
+  }
+
+  std::shared_ptr<FakeChannelState> c_;
+  std::string none_;
+};
+
 // What a fake session does and what was done to it; the test keeps a handle
 // on it after the job (or a pool) took the session itself.
 struct FakeSessionState {
@@ -46,6 +162,16 @@ struct FakeSessionState {
   int advances = 0, ticks = 0, resumed = 0, parked = 0;
   bool abandoned = false;
   std::string endpoint_host;  // the endpoint it was made (or last resumed) for
+  bool sending = false;        // a packet half sent
+  std::string host_key = "fake host key blob";
+  std::vector<std::shared_ptr<FakeChannelState>> channels;  // opened on it, in order
+
+  // The channel opened last whose command holds `text`.
+  FakeChannelState* channel_with(const std::string& text) {
+    for (auto it = channels.rbegin(); it != channels.rend(); ++it)
+      if ((*it)->command.find(text) != std::string::npos) return it->get();
+    return nullptr;
+  }
 };
 
 class FakeSession final : public ssh::Session {
@@ -61,6 +187,15 @@ class FakeSession final : public ssh::Session {
   int fd() const override { return s_->abandoned ? -1 : 1000; }
   util::Wait wait() const override { return util::Wait::read; }
   LIBSSH2_SESSION* session() const override { return nullptr; }
+  std::unique_ptr<ssh::Channel> open_channel(std::string command, ssh::Channel::Settings settings) override {
+    auto c = std::make_shared<FakeChannelState>();
+    c->command = std::move(command);
+    c->settings = settings;
+    s_->channels.push_back(c);
+    return std::make_unique<FakeChannel>(c);
+  }
+  bool sending() const override { return s_->sending; }
+  std::string host_key() const override { return s_->host_key; }
   const std::string& failure_reason() const override { return s_->failure; }
   const std::string& warning() const override { return no_warning_; }
   bool reached() const override { return s_->phase != Phase::resolve; }

@@ -14,9 +14,10 @@
 // when the kept one died, else on an exec channel of the same session), behind
 // the claim that keeps it from running twice.
 //
-// Where the command is (waiting for a session, in the kept shell, on an exec
-// channel, timing out, ending) is a CommandState, moved on by one function
-// (fanout/command_state.h) as things happen.
+// Where the command is, its stage (waiting for a session, running, timing
+// out, ending) and its carrier (the kept shell, an exec channel), is a
+// CommandState, moved on by one function (fanout/command_state.h) as things
+// happen: the job asks it, not its channels, what carries the command.
 #pragma once
 
 #include <memory>
@@ -40,7 +41,7 @@ class CommandJob final : public SessionJob {
   // `sudo`: the run's sudo password (--sudo): the command runs under sudo
   // with its prompt and mark (a fresh exec channel, never a kept shell).
   CommandJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
-             std::string command, ssh::ExecChannel::Settings channel_settings, Deadlines deadlines,
+             std::string command, ssh::Channel::Settings channel_settings, Deadlines deadlines,
              OutputSink& out, SudoPassword* sudo = nullptr);
 
   // First Ctrl-C: ^C through the pty, else INT to the remote process group.
@@ -51,9 +52,9 @@ class CommandJob final : public SessionJob {
   // Moves the command's state on (command_state.h).
   void go(CommandEvent event);
   // The kept shell carries the command (it was sent there and did not fall
-  // back to an exec channel).
-  bool via_shell() const { return state_ != CommandState::waiting && !channel_; }
-  void start_work(LIBSSH2_SESSION* session) override;
+  // back to an exec channel), whatever its stage.
+  bool via_shell() const { return state_.carrier == Carrier::kept_shell; }
+  void start_work() override;
   // A ^C or signal that the channel could not take when it was asked for goes
   // out from the next tick, not only at the next bytes from the worker (a
   // command that prints nothing, as `sleep`, may send none for seconds).
@@ -97,11 +98,11 @@ class CommandJob final : public SessionJob {
   // moment (state ending), so the session is given back clean instead of dropped.
   bool waiting_for_stops();
 
-  std::unique_ptr<ssh::ExecChannel> channel_;
+  std::unique_ptr<ssh::Channel> channel_;
   std::string command_;      // with the group-report prologue, for an exec channel
   std::string raw_command_;  // as given, for a kept shell
-  ssh::ExecChannel::Settings channel_settings_;
-  CommandState state_ = CommandState::waiting;
+  ssh::Channel::Settings channel_settings_;
+  CommandState state_;
   bool want_shell_ = false;      // a kept shell may run this command
   bool shell_started_ = false;   // this job started the session's kept shell, for later runs
   std::optional<std::pair<Outcome, std::string>> claimed_;  // run_behind_claim()'s
@@ -111,10 +112,10 @@ class CommandJob final : public SessionJob {
   // user's agent; otherwise all are refused.
   ssh::AgentPolicy forwarding_{nullptr};
   ssh::AgentPolicy& agent_policy() override { return forwarding_; }
-  ssh::ExecChannel::Sink sink_;
+  ssh::Channel::Sink sink_;
   std::optional<ssh::GroupReport> group_;       // without a pty
   std::vector<std::string> queued_signals_;     // waiting for the group's tag
-  std::vector<std::unique_ptr<ssh::ExecChannel>> stops_;  // `kill -s SIG -- -PGID` channels
+  std::vector<std::unique_ptr<ssh::Channel>> stops_;  // `kill -s SIG -- -PGID` channels
   std::optional<Clock::time_point> ended_before_stops_;  // waiting_for_stops() since
   SudoPassword* sudo_ = nullptr;
   std::optional<SudoExchange> sudo_exchange_;

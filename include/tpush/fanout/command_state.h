@@ -4,18 +4,34 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "tpush/ssh/kept_shell.h"
 
 namespace tpush::fanout {
 
-enum class CommandState {
+// What carries the command to the worker.
+enum class Carrier {
+  none,        // nothing yet: it waits for a ready session
+  kept_shell,  // the session's kept shell (ssh/kept_shell.h)
+  channel,     // an exec channel of its own (behind the kept shell's claim when that had it)
+};
+
+// How far the command got, whatever carries it.
+enum class Stage {
   waiting,     // for a ready session: the first, or a fresh one after a kept one broke
-  in_shell,    // sent to the session's kept shell (ssh/kept_shell.h)
-  on_channel,  // on an exec channel of its own (behind the kept shell's claim when that had it)
+  running,     // sent to its carrier
   timing_out,  // -u passed and TERM is on its way to its process group: it ends timed out
   ending,      // it ended while a stop channel (a Ctrl-C's kill) still closes: waited for a
                // moment, so a persist master may keep the session
+};
+
+// Where the command is: its stage and its carrier (none exactly while waiting).
+struct CommandState {
+  Stage stage = Stage::waiting;
+  Carrier carrier = Carrier::none;
+
+  bool operator==(const CommandState&) const = default;
 };
 
 enum class CommandEvent {
@@ -38,6 +54,7 @@ std::optional<CommandState> next_state(CommandState from, CommandEvent event);
 // to an exec channel.
 std::optional<CommandEvent> shell_fallback(const ssh::KeptShell::RunEnd& end, bool answered);
 
-const char* state_name(CommandState s);
+// "running in the kept shell": for -v traces and test messages.
+std::string state_name(CommandState s);
 
 }  // namespace tpush::fanout

@@ -14,7 +14,7 @@ namespace tpush::fanout {
 class CopyJob final : public SessionJob {
  public:
   // Makes the transfer once the session is ready.
-  using TransferFactory = std::function<std::unique_ptr<ssh::SftpTransfer>(LIBSSH2_SESSION*)>;
+  using TransferFactory = std::function<std::unique_ptr<ssh::SftpTransfer>(ssh::Session&)>;
   // Told the bytes moved so far, and whether the worker is done (for a progress line).
   using ProgressFn = std::function<void(std::uint64_t bytes, bool done)>;
 
@@ -26,7 +26,7 @@ class CopyJob final : public SessionJob {
   void forward_interrupt() override;
 
  private:
-  void start_work(LIBSSH2_SESSION* session) override;
+  void start_work() override;
   void advance_work() override;
   util::Wait work_wait() const override { return transfer_->wait(); }
   void release_work() override;

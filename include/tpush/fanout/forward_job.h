@@ -53,7 +53,10 @@ class ForwardJob final : public SessionJob {
   class Connection;
   class SessionWrites;
 
-  void start_work(LIBSSH2_SESSION* session) override;
+  // Port forwards open direct-tcpip channels on the libssh2 session itself
+  // (no seam of their own: they are tested end to end).
+  LIBSSH2_SESSION* session() const { return ssh_session().session(); }
+  void start_work() override;
   void advance_work() override;
   util::Wait work_wait() const override;
   void release_work() override;

@@ -35,8 +35,9 @@ class SessionJob : public WorkerJob {
   SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
              Deadlines deadlines);
 
-  // The session is ready: create the work on it (a channel, a transfer).
-  virtual void start_work(LIBSSH2_SESSION* session) = 0;
+  // The session is ready: create the work on it (a channel, a transfer),
+  // through ssh_session().
+  virtual void start_work() = 0;
   // Drives the work as far as it goes without blocking; may finish() the job.
   virtual void advance_work() = 0;
   // What the work waits on, on the session's socket.
@@ -87,8 +88,7 @@ class SessionJob : public WorkerJob {
   std::string lost_reason(const std::string& detail) const;
   // Ends the job as `channel`, which ended, says: its failure (the connection
   // lost, or what failed), the signal that killed the command, or its status.
-  void finish_from(const ssh::ExecChannel& channel);
-  LIBSSH2_SESSION* session() const { return connection_->session(); }
+  void finish_from(const ssh::Channel& channel);
   ssh::Session& ssh_session() const { return *connection_; }
   // What answers the agent channels the worker opens on this session (a
   // command used the agent forwarded to it): by default one that refuses

@@ -26,7 +26,7 @@ class ShellJob final : public SessionJob {
   void forward_interrupt() override;
 
  private:
-  void start_work(LIBSSH2_SESSION* session) override;
+  void start_work() override;
   void advance_work() override;
   util::Wait work_wait() const override;
   void tick_work() override;
@@ -36,11 +36,11 @@ class ShellJob final : public SessionJob {
   bool work_clean() const override;
   void follow_size();
 
-  ssh::ExecChannel::Settings channel_settings_;
+  ssh::Channel::Settings channel_settings_;
   int terminal_;
   OutputSink& out_;
-  ssh::ExecChannel::Sink sink_;
-  std::unique_ptr<ssh::ExecChannel> channel_;
+  ssh::Channel::Sink sink_;
+  std::unique_ptr<ssh::Channel> channel_;
 };
 
 }  // namespace tpush::fanout

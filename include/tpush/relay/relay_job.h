@@ -25,7 +25,7 @@ class RelayJob final : public fanout::SessionJob {
   using ProgressFn = std::function<void(std::uint64_t bytes, bool done)>;
   // The copy sent by tpush itself over SFTP, for a worker that cannot run the
   // relay's script (no bash, a /tmp it cannot write, exec refused).
-  using Fallback = std::function<std::unique_ptr<ssh::SftpTransfer>(LIBSSH2_SESSION*)>;
+  using Fallback = std::function<std::unique_ptr<ssh::SftpTransfer>(ssh::Session&)>;
 
   // `hop_address`: where the other workers reach this one ("": where tpush
   // connects; a TPU worker's internal address otherwise).
@@ -55,7 +55,7 @@ class RelayJob final : public fanout::SessionJob {
     bool at_end(std::uint64_t offset) const override { return closed && offset >= text.size(); }
   };
 
-  void start_work(LIBSSH2_SESSION* session) override;
+  void start_work() override;
   void advance_work() override;
   void tick_work() override;
   util::Wait work_wait() const override;
@@ -80,17 +80,17 @@ class RelayJob final : public fanout::SessionJob {
   std::unique_ptr<ssh::SftpTransfer> fallback_;
   std::string fallback_why_;
   Orders orders_;
-  std::unique_ptr<ssh::ExecChannel> control_;
+  std::unique_ptr<ssh::Channel> control_;
   struct Feed {
     int attempt = 0;
-    std::unique_ptr<ssh::ExecChannel> channel;
+    std::unique_ptr<ssh::Channel> channel;
     bool ended = false;  // and its end told to the transfer
   };
   std::string stored_in_;  // "stored in 1.20 s, 80 MiB/s": for the result
   std::vector<Feed> feeds_;
   std::vector<int> feeds_wanted_;  // attempts to feed, not opened yet
   ssh::GroupReport group_;
-  ssh::ExecChannel::Sink sink_, feed_sink_;
+  ssh::Channel::Sink sink_, feed_sink_;
   std::string partial_line_, stderr_tail_;
   HopTarget where_;  // how the other workers reach this one
   std::string host_key_;      // its host key blob, as tpush's session pinned it

@@ -43,6 +43,9 @@ class Connection final : public Session {
   util::Wait wait() const override;
 
   LIBSSH2_SESSION* session() const override { return session_; }
+  std::unique_ptr<Channel> open_channel(std::string command, Channel::Settings settings) override;
+  bool sending() const override;
+  std::string host_key() const override;
   const std::string& failure_reason() const override { return failure_reason_; }
   const std::string& warning() const override { return warning_; }
 

@@ -32,13 +32,15 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include "tpush/ssh/exec_channel.h"
+#include "tpush/ssh/channel.h"
 #include "tpush/ssh/kept_shell_marker.h"
+#include "tpush/ssh/session.h"
 
 namespace tpush::ssh {
 
@@ -54,7 +56,8 @@ std::string with_claim(const std::string& claim, const std::string& command);
 
 class KeptShell {
  public:
-  explicit KeptShell(LIBSSH2_SESSION* session);
+  // Starts the shell on a channel of `session`, which must be ready.
+  explicit KeptShell(Session& session);
   KeptShell(const KeptShell&) = delete;
   KeptShell& operator=(const KeptShell&) = delete;
 
@@ -74,7 +77,7 @@ class KeptShell {
 
   // Drives the channel. During a run the command's output goes to `sink`;
   // before the shell is ready, what bash's startup files print is dropped.
-  void advance(const ExecChannel::Sink& sink);
+  void advance(const Channel::Sink& sink);
 
   // True while the channel is being opened: a session opens one channel at a
   // time (libssh2 keeps that state per session), so no other may start now.
@@ -93,7 +96,7 @@ class KeptShell {
   // command cannot go this way (it holds a NUL byte).
   bool run(std::string_view command, const std::string& group_tag);
   // True once some of the command's bytes went to the worker.
-  bool command_sent() const { return channel_.input_offset() > sent_before_run_; }
+  bool command_sent() const { return channel_->input_offset() > sent_before_run_; }
   // True once anything of the command came back: it surely started (its
   // first act is to write its group's tag), or was declined.
   bool answered() const { return answered_; }
@@ -102,9 +105,9 @@ class KeptShell {
   // Set once the run ended: both markers came (and, after "+", the channel's end).
   const std::optional<RunEnd>& run_end() const { return end_; }
 
-  bool paused() const { return channel_.paused(); }
+  bool paused() const { return channel_->paused(); }
   // Forgets the channel without touching the network (the session is abandoned).
-  void release() { channel_.release(); }
+  void release() { channel_->release(); }
 
  private:
   enum class State { starting, ready, running, draining, leaving, gone };
@@ -125,14 +128,14 @@ class KeptShell {
     bool closed_ = false;     // EOF once the rest is sent: the shell leaves
   };
 
-  void take(int stream, std::string_view bytes, const ExecChannel::Sink& sink);
-  void markers_done(const ExecChannel::Sink& sink);
-  void channel_ended(const ExecChannel::Sink& sink);
+  void take(int stream, std::string_view bytes, const Channel::Sink& sink);
+  void markers_done(const Channel::Sink& sink);
+  void channel_ended(const Channel::Sink& sink);
   void leave();
 
   Input input_;
   std::string hello_tag_;  // the start of the line the shell writes once it is ready
-  ExecChannel channel_;
+  std::unique_ptr<Channel> channel_;  // after input_, which it reads
   State state_ = State::starting;
   bool was_ready_ = false;
   KeptShellMarker hello_;

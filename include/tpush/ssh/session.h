@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tpush/ssh/channel.h"
 #include "tpush/ssh/identity/credentials.h"
 #include "tpush/ssh/identity/host_key_policy.h"
 #include "tpush/ssh/way/transport.h"
@@ -103,8 +104,17 @@ class Session {
   // The socket, or while a host name is being looked up, the lookup's eventfd.
   virtual int fd() const = 0;
   virtual util::Wait wait() const = 0;
-  // The libssh2 session the work opens its channels on, once ready.
+  // The libssh2 session, once ready, for work that has no seam of its own
+  // yet (port forwards); jobs open channels with open_channel().
   virtual LIBSSH2_SESSION* session() const = 0;
+  // Once ready: a channel that runs `command` ("": the login shell), as an
+  // ExecChannel; a test's fake session hands out its own.
+  virtual std::unique_ptr<Channel> open_channel(std::string command, Channel::Settings settings) = 0;
+  // True while a packet is half sent (libssh2 sends one at a time): work
+  // then waits to write as well as read.
+  virtual bool sending() const = 0;
+  // The server's host key as its blob, once ready.
+  virtual std::string host_key() const = 0;
   virtual const std::string& failure_reason() const = 0;
   // A host-key warning to show once the session is ready.
   virtual const std::string& warning() const = 0;

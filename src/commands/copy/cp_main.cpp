@@ -176,7 +176,7 @@ int cp_main(Options& o, int signal_fd) {
     return run_relayed_copy(o, signal_fd, std::move(targets), items, preserve, window);
 
   return run_transfers(o, signal_fd, std::move(targets), total, [&](const RunContext&, std::size_t) {
-    return [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); };
+    return [items, window](ssh::Session& s) { return std::make_unique<ssh::SftpUpload>(s.session(), items, window); };
   });
 }
 

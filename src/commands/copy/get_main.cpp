@@ -37,8 +37,8 @@ int get_main(Options& o, int signal_fd) {
     std::vector<ssh::DownloadRequest> requests;
     for (const auto& r : remotes)
       requests.push_back({sftp_path(r), ssh::download_target(local_dir, ctx.workers()[i].label, r)});
-    return [requests, recursive, preserve](LIBSSH2_SESSION* s) {
-      return std::make_unique<ssh::SftpDownload>(s, requests, recursive, preserve);
+    return [requests, recursive, preserve](ssh::Session& s) {
+      return std::make_unique<ssh::SftpDownload>(s.session(), requests, recursive, preserve);
     };
   });
 }

@@ -81,7 +81,7 @@ int run_relayed_copy(const Options& o, int signal_fd, Targets t,
   output::Progress progress(ctx.labels(), total, output::Progress::stderr_is_terminal());
   ctx.on_events([&] { progress.poll(ctx.writer(), std::chrono::steady_clock::now()); });
   const RunContext::JobFactory make_job = [&](std::size_t i) -> std::unique_ptr<fanout::Job> {
-    auto sftp = [items, window](LIBSSH2_SESSION* s) { return std::make_unique<ssh::SftpUpload>(s, items, window); };
+    auto sftp = [items, window](ssh::Session& s) { return std::make_unique<ssh::SftpUpload>(s.session(), items, window); };
     return std::make_unique<relay::RelayJob>(i, ctx.endpoint(i), ctx.settings(), ctx.deadlines(i), transfer,
                                              progress.reporter(i), sftp, hop_addresses[i]);
   };
