@@ -6,6 +6,9 @@
 // signals, its kept shell) run with no network.
 #pragma once
 
+#include <libssh2.h>
+
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -146,6 +149,46 @@ class FakeChannel final : public ssh::Channel {
   std::string none_;
 };
 
+// A fake direct-tcpip channel (a jump host's way to a worker): the test
+// plays the worker's server (what it sends, its EOF, a refused write) and
+// reads what the jump host passed on.
+struct FakeDirectState {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string from_worker;  // what the jump host wrote into the channel
+  std::string to_worker;    // what the worker's server sends, not yet read
+  bool server_eof = false;  // the server sent EOF, after to_worker
+  std::optional<int> write_error;  // a LIBSSH2_ERROR_* every write returns
+  bool closed = false, released = false;
+};
+
+class FakeDirectChannel final : public ssh::DirectChannel {
+ public:
+  explicit FakeDirectChannel(std::shared_ptr<FakeDirectState> state) : d_(std::move(state)) {}
+
+  long read(char* buffer, std::size_t size) override {
+    if (d_->to_worker.empty()) return d_->server_eof ? 0 : LIBSSH2_ERROR_EAGAIN;
+    const std::size_t n = std::min(size, d_->to_worker.size());
+    d_->to_worker.copy(buffer, n);
+    d_->to_worker.erase(0, n);
+    return static_cast<long>(n);
+  }
+  long write(const char* data, std::size_t size) override {
+    if (d_->write_error) return *d_->write_error;
+    d_->from_worker.append(data, size);
+    return static_cast<long>(size);
+  }
+  bool eof() const override { return d_->server_eof && d_->to_worker.empty(); }
+  int close() override {
+    d_->closed = true;
+    return 0;
+  }
+  void release() override { d_->released = true; }
+
+ private:
+  std::shared_ptr<FakeDirectState> d_;
+};
+
 // What a fake session does and what was done to it; the test keeps a handle
 // on it after the job (or a pool) took the session itself.
 struct FakeSessionState {
@@ -165,6 +208,11 @@ struct FakeSessionState {
   bool sending = false;        // a packet half sent
   std::string host_key = "fake host key blob";
   std::vector<std::shared_ptr<FakeChannelState>> channels;  // opened on it, in order
+  // Direct-tcpip channels: what an open returns (0: open at once; EAGAIN: not
+  // answered yet; an error: refused, with `last_error`'s words), and those opened.
+  int direct_open_rc = 0;
+  std::string last_error = "Channel open failure (connect failed)";
+  std::vector<std::shared_ptr<FakeDirectState>> directs;
 
   // The channel opened last whose command holds `text`.
   FakeChannelState* channel_with(const std::string& text) {
@@ -195,6 +243,16 @@ class FakeSession final : public ssh::Session {
     return std::make_unique<FakeChannel>(c);
   }
   bool sending() const override { return s_->sending; }
+  std::unique_ptr<ssh::DirectChannel> open_direct(const std::string& host, std::uint16_t port, int* rc) override {
+    *rc = s_->direct_open_rc;
+    if (*rc != 0) return nullptr;
+    auto d = std::make_shared<FakeDirectState>();
+    d->host = host;
+    d->port = port;
+    s_->directs.push_back(d);
+    return std::make_unique<FakeDirectChannel>(d);
+  }
+  std::string last_error() const override { return s_->last_error; }
   std::string host_key() const override { return s_->host_key; }
   const std::string& failure_reason() const override { return s_->failure; }
   const std::string& warning() const override { return no_warning_; }

@@ -46,6 +46,9 @@ class Connection final : public Session {
   std::unique_ptr<Channel> open_channel(std::string command, Channel::Settings settings) override;
   bool sending() const override;
   std::string host_key() const override;
+  std::unique_ptr<DirectChannel> open_direct(const std::string& host, std::uint16_t port, int* rc) override {
+    return open_direct_channel(session_, host, port, rc);
+  }
   const std::string& failure_reason() const override { return failure_reason_; }
   const std::string& warning() const override { return warning_; }
 
@@ -92,8 +95,7 @@ class Connection final : public Session {
 
   // Marks the connection failed with `reason` (used by the layer above for its own errors).
   void fail(std::string reason);
-  // libssh2's last error text, for messages.
-  std::string last_error() const;
+  std::string last_error() const override;
 
   LoginIdentity login_identity() const override { return login_; }
   std::vector<LIBSSH2_CHANNEL*> take_agent_channels() override;

@@ -19,6 +19,7 @@
 #include "tpush/ssh/channel.h"
 #include "tpush/ssh/identity/credentials.h"
 #include "tpush/ssh/identity/host_key_policy.h"
+#include "tpush/ssh/way/direct_channel.h"
 #include "tpush/ssh/way/transport.h"
 #include "tpush/util/wait.h"
 
@@ -115,6 +116,12 @@ class Session {
   virtual bool sending() const = 0;
   // The server's host key as its blob, once ready.
   virtual std::string host_key() const = 0;
+  // Once ready: a direct-tcpip channel to host:port (a jump host's way to a
+  // worker). Null with `*rc` set while it is not open: LIBSSH2_ERROR_EAGAIN
+  // until the server answers (the same call again then), else why it failed.
+  virtual std::unique_ptr<DirectChannel> open_direct(const std::string& host, std::uint16_t port, int* rc) = 0;
+  // libssh2's words for its last error ("Channel open failure (connect failed)").
+  virtual std::string last_error() const = 0;
   virtual const std::string& failure_reason() const = 0;
   // A host-key warning to show once the session is ready.
   virtual const std::string& warning() const = 0;

@@ -13,7 +13,6 @@
 
 #include "tpush/ssh/hangup.h"
 #include "tpush/ssh/way/jump_pool.h"
-#include "tpush/ssh/session_wait.h"
 
 namespace tpush::ssh {
 namespace {
@@ -27,7 +26,7 @@ JumpHost::JumpHost(std::string name, Endpoint endpoint, const ConnectionSettings
     : name_(std::move(name)),
       lane_(lane),
       watch_(connect_timeout, endpoint.alive_interval, endpoint.alive_count),
-      connection_(std::move(endpoint), settings),
+      connection_(open_session(std::move(endpoint), settings)),
       now_(settings.now),
       epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {}
 
@@ -37,7 +36,7 @@ JumpHost::~JumpHost() {
                   channels_opened_, open_pace_->count() * 1000);
   for (auto& t : tunnels_)
     if (t->relay_fd >= 0) ::close(t->relay_fd);
-  connection_.abandon();  // frees every channel with the session
+  connection_->abandon();  // frees every channel with the session
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
@@ -57,7 +56,7 @@ std::optional<Clock::duration> JumpHost::open_in_flight(Clock::time_point now) c
 
 void JumpHost::park(util::ChildReaper* reaper) {
   parked_ = true;
-  connection_.park(reaper);
+  connection_->park(reaper);
 }
 
 bool JumpHost::resume(Endpoint endpoint, const ConnectionSettings& settings) {
@@ -65,8 +64,8 @@ bool JumpHost::resume(Endpoint endpoint, const ConnectionSettings& settings) {
   watch_ = SessionWatch(watch_.connect_timeout(), endpoint.alive_interval, endpoint.alive_count);
   now_ = settings.now;
   watch_.heard(now_());
-  if (connection_.resume(std::move(endpoint), settings)) return true;
-  fail_all("jump host " + name_ + ": " + connection_.failure_reason());
+  if (connection_->resume(std::move(endpoint), settings)) return true;
+  fail_all("jump host " + name_ + ": " + connection_->failure_reason());
   return false;
 }
 
@@ -82,18 +81,18 @@ void JumpHost::advance(Clock::time_point now) {
 
 void JumpHost::tick(Clock::time_point now) {
   if (!started_ || failed()) return;
-  if (!parked_) connection_.note_tick(now);
+  if (!parked_) connection_->note_tick(now);
   note_busy(now);
   if (!ready()) {
-    if (const auto expired = watch_.connect_expired(now, connection_))
+    if (const auto expired = watch_.connect_expired(now, *connection_))
       return fail_all("jump host " + name_ + ": " + *expired);
-    connection_.tick(now);  // a connect attempt due again
+    connection_->tick(now);  // a connect attempt due again
     return drive(now);
   }
   if (!parked_)
-    if (const auto silent = watch_.silence_expired(now, connection_))
+    if (const auto silent = watch_.silence_expired(now, *connection_))
       return fail_all("jump host " + name_ + ": connection lost (" + *silent + ")");
-  if (!pending_) connection_.tick(now);  // keepalive, never over a half-sent packet
+  if (!pending_) connection_->tick(now);  // keepalive, never over a half-sent packet
   drive(now);
   if (!parked_) lane_.balance(now);
 }
@@ -109,22 +108,22 @@ void JumpHost::note_busy(Clock::time_point now) {
   }
   last_busy_tick_ = now;
   busy_at_last_tick_ = busy;
-  const bool blocked = ready() && (pending_ != nullptr || sending(connection_.session()));
+  const bool blocked = ready() && (pending_ != nullptr || connection_->sending());
   blocked_share_ = 0.8 * blocked_share_ + (blocked ? 0.2 : 0.0);
 }
 
 void JumpHost::drive(Clock::time_point now) {
   if (failed() || !started_) return;
-  connection_.new_turn();
+  connection_->new_turn();
   if (!ready()) {
-    const bool logging_in = connection_.phase() == Connection::Phase::auth;
-    if (connection_.advance() == Connection::Phase::failed) {
-      if (logging_in) login_refused_ = connection_.failure_reason();
-      return fail_all("jump host " + name_ + ": " + connection_.failure_reason());
+    const bool logging_in = connection_->phase() == Session::Phase::auth;
+    if (connection_->advance() == Session::Phase::failed) {
+      if (logging_in) login_refused_ = connection_->failure_reason();
+      return fail_all("jump host " + name_ + ": " + connection_->failure_reason());
     }
     if (!ready()) return watch_connection();
     spdlog::debug("jump host {}: connected", name_);
-    if (!connection_.warning().empty()) spdlog::warn("{}", connection_.warning());
+    if (!connection_->warning().empty()) spdlog::warn("{}", connection_->warning());
   }
   if (finish_pending()) {
     open_channels(now);
@@ -138,7 +137,7 @@ void JumpHost::drive(Clock::time_point now) {
 // Records a half-sent packet: libssh2 then refuses every other send until
 // this same call is made again.
 bool JumpHost::blocked(int rc, JumpTunnel* t, Op op) {
-  if (rc != LIBSSH2_ERROR_EAGAIN || !sending(connection_.session())) return false;
+  if (rc != LIBSSH2_ERROR_EAGAIN || !connection_->sending()) return false;
   pending_ = t;
   pending_op_ = op;
   return true;
@@ -163,7 +162,6 @@ bool JumpHost::finish_pending() {
 // One open at a time per session (libssh2 keeps its progress in the
 // session): the next tunnel of the lane when the last one is answered.
 void JumpHost::open_channels(Clock::time_point now) {
-  LIBSSH2_SESSION* session = connection_.session();
   while (!pending_ && !failed()) {
     if (!opening_) {
       opening_ = lane_.next_for(*this);
@@ -172,12 +170,12 @@ void JumpHost::open_channels(Clock::time_point now) {
       open_started_ = now;
     }
     JumpTunnel& t = *opening_;
-    t.channel = libssh2_channel_direct_tcpip_ex(session, t.host.c_str(), t.port, "127.0.0.1", 22);
+    int rc = 0;
+    t.channel = connection_->open_direct(t.host, t.port, &rc);
     if (t.channel) {
       channel_opened(now);
       continue;
     }
-    const int rc = libssh2_session_last_errno(session);
     if (rc == LIBSSH2_ERROR_EAGAIN) {
       blocked(rc, &t, Op::open);
       return;  // waiting for the server's answer: the same call again then
@@ -239,7 +237,7 @@ bool JumpHost::flush_to_worker(JumpTunnel& t) {
 
 bool JumpHost::read_channel(JumpTunnel& t) {
   if (t.state != JumpTunnel::State::open || !t.to_worker.empty() || t.channel_eof) return false;
-  const ssize_t rc = libssh2_channel_read(t.channel, scratch.data(), scratch.size());
+  const long rc = t.channel->read(scratch.data(), scratch.size());
   if (rc > 0) {
     t.to_worker.assign(scratch.data(), static_cast<std::size_t>(rc));
     return true;
@@ -252,7 +250,7 @@ bool JumpHost::read_channel(JumpTunnel& t) {
     fail_all("jump host " + name_ + ": connection lost (" + libssh2_error() + ")");
     return false;
   }
-  if (rc == 0 && !libssh2_channel_eof(t.channel)) return false;
+  if (rc == 0 && !t.channel->eof()) return false;
   // The worker's server closed its side (or the channel failed): the worker reads EOF.
   t.channel_eof = true;
   if (t.relay_fd >= 0) ::shutdown(t.relay_fd, SHUT_WR);
@@ -277,8 +275,7 @@ bool JumpHost::read_worker(JumpTunnel& t) {
 bool JumpHost::write_channel(JumpTunnel& t) {
   bool moved = false;
   while (t.channel && t.to_channel_sent < t.to_channel.size()) {
-    const ssize_t rc = libssh2_channel_write(t.channel, t.to_channel.data() + t.to_channel_sent,
-                                             t.to_channel.size() - t.to_channel_sent);
+    const long rc = t.channel->write(t.to_channel.data() + t.to_channel_sent, t.to_channel.size() - t.to_channel_sent);
     if (rc == LIBSSH2_ERROR_EAGAIN || rc == 0) {  // the socket or the channel's window is full
       blocked(LIBSSH2_ERROR_EAGAIN, &t, Op::write);
       return moved;
@@ -304,13 +301,12 @@ void JumpHost::close_channel(JumpTunnel& t) {
     t.relay_fd = -1;
   }
   if (t.channel) {
-    const int rc = libssh2_channel_close(t.channel);
+    const int rc = t.channel->close();
     if (rc == LIBSSH2_ERROR_EAGAIN) {
       blocked(rc, &t, Op::close);
       return;  // sent, or waiting for the server's close: again on the next turn
     }
-    libssh2_channel_free(t.channel);
-    t.channel = nullptr;
+    t.channel.reset();
   }
   t.state = JumpTunnel::State::done;
 }
@@ -334,14 +330,15 @@ void JumpHost::fail_all(std::string why) {
   failure_ = std::move(why);
   pending_ = nullptr;
   std::shared_ptr<JumpTunnel> unopened = std::move(opening_);
-  if (unopened) unopened->channel = nullptr;
+  if (unopened) unopened->channel.reset();
   open_started_.reset();
   for (auto& t : tunnels_) {
-    t->channel = nullptr;  // freed with the session
+    if (t->channel) t->channel->release();  // freed with the session
+    t->channel.reset();
     fail_tunnel(*t, failure_);
     t->state = JumpTunnel::State::done;
   }
-  connection_.abandon();
+  connection_->abandon();
   watched_connection_fd_ = -1;
   forget_closed();
   lane_.session_failed(*this, std::move(unopened));
@@ -371,11 +368,11 @@ void JumpHost::watch_relay(JumpTunnel& t) {
 }
 
 void JumpHost::watch_connection() {
-  const int fd = connection_.fd();
+  const int fd = connection_->fd();
   unsigned want = 0;
-  switch (connection_.phase() == Connection::Phase::ready ? (sending(connection_.session()) ? util::Wait::read_write
+  switch (connection_->phase() == Session::Phase::ready ? (connection_->sending() ? util::Wait::read_write
                                                                                            : util::Wait::read)
-                                                          : connection_.wait()) {
+                                                          : connection_->wait()) {
     case util::Wait::none: break;
     case util::Wait::read: want = EPOLLIN; break;
     case util::Wait::write: want = EPOLLOUT; break;
@@ -397,7 +394,7 @@ void JumpHost::watch_connection() {
   watched_connection_events_ = want;
 }
 
-std::string JumpHost::libssh2_error() const { return connection_.last_error(); }
+std::string JumpHost::libssh2_error() const { return connection_->last_error(); }
 
 
 }  // namespace tpush::ssh

@@ -262,7 +262,7 @@ void JumpLane::session_failed(JumpHost& host, std::shared_ptr<JumpTunnel> unopen
 }
 
 void JumpLane::requeue(std::shared_ptr<JumpTunnel> t) {
-  t->channel = nullptr;
+  t->channel.reset();  // none was opened
   t->carrier.reset();
   t->state = JumpTunnel::State::queued;
   t->queued_at = now();

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "tpush/ssh/connection.h"
+#include "tpush/ssh/session.h"
 #include "tpush/ssh/way/jump_tunnel.h"
 #include "tpush/ssh/session_watch.h"
 #include "tpush/util/pollable.h"
@@ -50,7 +50,7 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
   const std::string& name() const { return name_; }
   // Connects (once), then takes tunnels from its lane as its opener is free.
   void start();
-  bool ready() const { return connection_.phase() == Connection::Phase::ready; }
+  bool ready() const { return connection_->phase() == Session::Phase::ready; }
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }
   // It failed because the jump host refused our login: its own words
@@ -119,7 +119,7 @@ class JumpHost final : public util::Pollable, public std::enable_shared_from_thi
   std::string name_;
   JumpLane& lane_;
   SessionWatch watch_;  // its connect deadline and silence, as a worker's (silence counts from a resume)
-  Connection connection_;
+  std::unique_ptr<Session> connection_;  // open_session()'s: a real Connection, or a test's fake
   Now now_;  // the run's clock (ConnectionSettings::now)
   int epoll_fd_ = -1;
   int watched_connection_fd_ = -1;

@@ -15,9 +15,9 @@
 #include <memory>
 #include <string>
 
+#include "tpush/ssh/way/direct_channel.h"
 #include "tpush/ssh/way/transport.h"
 
-typedef struct _LIBSSH2_CHANNEL LIBSSH2_CHANNEL;
 
 namespace tpush::ssh {
 
@@ -40,7 +40,7 @@ struct JumpTunnel {
   int relay_fd = -1;        // our end of the worker's socketpair
   unsigned watched = 0;     // epoll events on relay_fd, in the carrier's set
   bool registered = false;  // relay_fd is in the carrier's epoll set
-  LIBSSH2_CHANNEL* channel = nullptr;
+  std::unique_ptr<DirectChannel> channel;  // open, or being closed
   std::string to_channel;   // from the worker, not yet written to the channel
   std::size_t to_channel_sent = 0;
   std::string to_worker;    // from the channel, not yet written to the worker
