@@ -129,7 +129,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("command job: the command runs behind its group report; its output, without the tag, and its exit status are the worker's") {
+TEST_CASE("command job: the command runs behind its group report, its output, without the tag, and its exit status are the worker's") {
   Fixture f;
   auto job = f.started("grep -c ERROR train.log");
   FakeChannelState& c = f.channel();
@@ -236,7 +236,7 @@ TEST_CASE("command job: past -u, TERM goes to the process group and the worker i
   CHECK(job->result().outcome == Outcome::timed_out);
 }
 
-TEST_CASE("command job: with a persist master, the first command starts the kept shell and waits for it; the next command runs in it") {
+TEST_CASE("command job: with a persist master, the first command starts the kept shell and waits for it, and the next command runs in it") {
   Fixture f;
   f.keep_a_session_with_its_shell();
   auto job = f.started("hostname");

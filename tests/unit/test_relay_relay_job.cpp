@@ -91,7 +91,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("relay job: the first worker is fed by tpush and passes the bytes on; each stores, checks and ends ok saying how its copy came") {
+TEST_CASE("relay job: the first worker is fed by tpush and passes the bytes on, and each stores, checks and ends ok saying how its copy came") {
   Fixture f(2);
   for (std::size_t i = 0; i < 2; ++i) {
     FakeChannelState& control = f.channel(i);
