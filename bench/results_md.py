@@ -201,8 +201,13 @@ def render_forward(data: dict, w) -> list[list[str]]:
     w(f"{runs[0]['mib']} MiB written through the forward to a sink on the worker side, per run; medians.\n")
     w("| tool | MiB/s (min–max) | client CPU s |")
     w("|---|---|---|")
-    for tool, name in (("ssh", "ssh -N -L"), ("tpush", "tpush forward")):
+    names = (("ssh", "ssh -N -L (its own cipher, chacha20-poly1305)"),
+             ("ssh-gcm", "ssh -N -L -c aes128-gcm@openssh.com (tpush's cipher)"),
+             ("tpush", "tpush forward (aes128-gcm)"))
+    for tool, name in names:
         rs = [r for r in runs if r["tool"] == tool]
+        if not rs:
+            continue
         rates = [r["mib_s"] for r in rs]
         w(f"| {name} | {med(rates):.0f} ({min(rates):.0f}–{max(rates):.0f}) | {med([r['client_cpu'] for r in rs]):.2f} |")
     w("")
