@@ -9,6 +9,8 @@ threads, nft tables, sshd processes), even when the test fails:
     Blackhole(addr, port) nftables rule dropping SYNs to addr[:port] -> connect timeout
     Partition(addr, port) nftables rules dropping both directions of addr:port
                           (add while a stream is running -> a silent peer)
+    FlippingRelay(a, p, at) a TCP relay to a:p that flips one bit of the server's
+                          stream at byte `at`: SSH's MAC must catch it
     OtherSshd(farm)       a second sshd with other host keys on its own address;
                           .claim_farm_keys(known_hosts) makes it look like a worker
                           whose host key changed
@@ -320,6 +322,67 @@ class OtherSshd(StartStop):
     def stop(self) -> None:
         self.sshd.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+
+class FlippingRelay(StartStop):
+    """A TCP relay on its own loopback address to target_address:target_port that
+    flips one bit of what the server sends, at byte `at` of each connection's server
+    stream (and nothing else): a faulty link, or a tamperer, in the middle of an SSH
+    connection. SSH's MAC (or AES-GCM's tag) must catch it."""
+
+    def __init__(self, target_address: str, target_port: int, at: int):
+        self.target = (target_address, target_port)
+        self.at = at
+        self.address = fault_address()
+        self.port = free_port(self.address)
+        self.flipped = threading.Event()
+        self._listener: socket.socket | None = None
+        self._sockets: list[socket.socket] = []
+
+    @property
+    def host(self) -> str:
+        return f"{self.address}:{self.port}"
+
+    def start(self) -> "FlippingRelay":
+        self._listener = socket.create_server((self.address, self.port))
+        threading.Thread(target=self._accept, name="flipping-relay", daemon=True).start()
+        return self
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+                server = socket.create_connection(self.target)
+            except OSError:
+                return
+            self._sockets += [client, server]
+            threading.Thread(target=self._pump, args=(client, server, None), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, self.at), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, flip_at: int | None) -> None:
+        seen = 0
+        try:
+            while data := src.recv(65536):
+                if flip_at is not None and seen <= flip_at < seen + len(data):
+                    i = flip_at - seen
+                    data = data[:i] + bytes([data[i] ^ 0x10]) + data[i + 1:]
+                    self.flipped.set()
+                seen += len(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        for s in [self._listener, *self._sockets]:
+            if s is not None:
+                s.close()
 
 
 # ---------------------------------------------------------------------------
