@@ -25,9 +25,7 @@ using tpush::fanout::Outcome;
 using tpush::fanout::Stream;
 using tpush::ssh::group_tag;
 using tpush::test::FakeChannelState;
-using tpush::test::FakeSessions;
-using tpush::test::Phase;
-using tpush::test::TestClock;
+using tpush::test::endpoint_of;
 
 // What the workers printed, per stream, as the output layer would get it.
 class RecordingSink final : public tpush::fanout::OutputSink {
@@ -76,27 +74,12 @@ struct ShellPeer {
   }
 };
 
-tpush::ssh::Endpoint endpoint_of(const std::string& host) {
-  tpush::ssh::Endpoint e;
-  e.host = host;
-  e.user = "alice";
-  return e;
-}
-
-struct Fixture {
-  TestClock clock;
-  FakeSessions sessions;
-  tpush::ssh::ConnectionSettings settings;
+struct Fixture : tpush::test::FakeRun {
   tpush::ssh::KeptSessions pool{clock.reader()};  // a persist master's, once settings.pool points to it
   RecordingSink out;
   Deadlines deadlines;
 
-  Fixture() {
-    settings.now = clock.reader();
-    settings.make_session = sessions.factory();
-    sessions.next.on_advance = Phase::ready;
-    sessions.next.heard = clock.now;
-  }
+  Fixture() { sessions_ready(); }
   // A job for `command` whose session became ready: its work has begun.
   std::unique_ptr<CommandJob> started(const std::string& command, tpush::ssh::Channel::Settings channel = {}) {
     auto job = std::make_unique<CommandJob>(0, endpoint_of("w1"), settings, command, channel, deadlines, out);

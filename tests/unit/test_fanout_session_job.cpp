@@ -17,9 +17,8 @@ namespace {
 using namespace std::chrono_literals;
 using tpush::fanout::Deadlines;
 using tpush::fanout::Outcome;
-using tpush::test::FakeSessions;
+using tpush::test::endpoint_of;
 using tpush::test::Phase;
-using tpush::test::TestClock;
 
 // Work that does what the test says: the job's own rules are what is tested.
 class ScriptedWorkJob final : public tpush::fanout::SessionJob {
@@ -60,13 +59,6 @@ class ScriptedWorkJob final : public tpush::fanout::SessionJob {
   }
 };
 
-tpush::ssh::Endpoint endpoint_of(const std::string& host) {
-  tpush::ssh::Endpoint e;
-  e.host = host;
-  e.user = "alice";
-  return e;
-}
-
 Deadlines deadlines() {
   Deadlines d;
   d.connect = 10s;
@@ -75,22 +67,14 @@ Deadlines deadlines() {
   return d;
 }
 
-struct Fixture {
-  TestClock clock;
-  FakeSessions sessions;
-  tpush::ssh::ConnectionSettings settings;
+struct Fixture : tpush::test::FakeRun {
   tpush::ssh::KeptSessions pool;  // a persist master's, once settings.pool points to it
-  Fixture() {
-    settings.now = clock.reader();
-    settings.make_session = sessions.factory();
-  }
   std::unique_ptr<ScriptedWorkJob> job(const std::string& host = "w1") {
     return std::make_unique<ScriptedWorkJob>(endpoint_of(host), settings, deadlines());
   }
   // A job whose session became ready at the clock's time.
   std::unique_ptr<ScriptedWorkJob> working_job(const std::string& host = "w1") {
-    sessions.next.on_advance = Phase::ready;
-    sessions.next.heard = clock.now;
+    sessions_ready();
     auto j = job(host);
     j->advance(clock.now);
     REQUIRE(j->starts == 1);

@@ -23,9 +23,6 @@ using tpush::fanout::Outcome;
 using tpush::relay::RelayJob;
 using tpush::relay::RelayTransfer;
 using tpush::test::FakeChannelState;
-using tpush::test::FakeSessions;
-using tpush::test::Phase;
-using tpush::test::TestClock;
 
 // An ed25519 host key blob, as the session pinned it (wire format).
 std::string host_key_blob() {
@@ -44,10 +41,7 @@ class FakeSftpCopy final : public tpush::ssh::SftpTransfer {
   }
 };
 
-struct Fixture {
-  TestClock clock;
-  FakeSessions sessions;
-  tpush::ssh::ConnectionSettings settings;
+struct Fixture : tpush::test::FakeRun {
   RelayTransfer transfer;
   std::vector<std::unique_ptr<RelayJob>> jobs;
   int sftp_copies = 0;
@@ -55,17 +49,11 @@ struct Fixture {
   explicit Fixture(std::size_t workers)
       : transfer({{{false, 0644, 0, 0, "", "config.yaml"}, tpush::util::SharedBytes::from_string("hello\n")}},
                  labels(workers), false) {
-    settings.now = clock.reader();
-    settings.make_session = sessions.factory();
-    sessions.next.on_advance = Phase::ready;
-    sessions.next.heard = clock.now;
+    sessions_ready();
     sessions.next.host_key = host_key_blob();
     for (std::size_t i = 0; i < workers; ++i) {
-      tpush::ssh::Endpoint e;
-      e.host = "10.0.0." + std::to_string(i + 2);
-      e.user = "alice";
       jobs.push_back(std::make_unique<RelayJob>(
-          i, e, settings, tpush::fanout::Deadlines{}, transfer, nullptr,
+          i, tpush::test::endpoint_of("10.0.0." + std::to_string(i + 2)), settings, tpush::fanout::Deadlines{}, transfer, nullptr,
           [this](tpush::ssh::Session&) { return std::make_unique<FakeSftpCopy>(&sftp_copies); }));
       jobs.back()->advance(clock.now);
     }

@@ -297,4 +297,30 @@ class FakeSessions {
   FakeSessionState& last() { return *made.back(); }
 };
 
+// What a job test starts from: the run's settings, reading the test's clock
+// and making fake sessions.
+struct FakeRun {
+  TestClock clock;
+  FakeSessions sessions;
+  ssh::ConnectionSettings settings;
+
+  FakeRun() {
+    settings.now = clock.reader();
+    settings.make_session = sessions.factory();
+  }
+  // Sessions made from now on are ready at their first advance, heard from now.
+  void sessions_ready() {
+    sessions.next.on_advance = Phase::ready;
+    sessions.next.heard = clock.now;
+  }
+};
+
+// Where a job goes: `host`, as alice.
+inline ssh::Endpoint endpoint_of(const std::string& host) {
+  ssh::Endpoint e;
+  e.host = host;
+  e.user = "alice";
+  return e;
+}
+
 }  // namespace tpush::test

@@ -24,9 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 using tpush::ssh::JumpPool;
 using tpush::test::FakeDirectState;
-using tpush::test::FakeSessions;
 using tpush::test::Phase;
-using tpush::test::TestClock;
 
 // The run's loop, as far as the jump hosts see it: who registered.
 class RecordingReactor final : public tpush::util::Reactor {
@@ -57,28 +55,19 @@ struct Worker {
   }
 };
 
-struct Fixture {
-  TestClock clock;
-  FakeSessions sessions;
-  tpush::ssh::ConnectionSettings settings;
+struct Fixture : tpush::test::FakeRun {
   RecordingReactor loop;
   JumpPool pool{settings};
   std::vector<std::unique_ptr<Worker>> workers;
 
   Fixture() {
-    settings.now = clock.reader();
-    settings.make_session = sessions.factory();
-    sessions.next.on_advance = Phase::ready;
-    sessions.next.heard = clock.now;
+    sessions_ready();
     pool.attach(&loop);
   }
   // A worker at `address` reached through alice@bastion:22.
   Worker& reach(const std::string& address) {
-    tpush::ssh::Endpoint bastion;
-    bastion.host = "bastion";
-    bastion.user = "alice";
     auto w = std::make_unique<Worker>();
-    w->way = pool.route({{"alice@bastion:22", bastion, 10s}}, address, 22)();
+    w->way = pool.route({{"alice@bastion:22", tpush::test::endpoint_of("bastion"), 10s}}, address, 22)();
     w->fd = w->way->open();
     REQUIRE(w->fd >= 0);
     workers.push_back(std::move(w));
