@@ -124,7 +124,9 @@ void CommandJob::go(CommandEvent event) {
                   state_name(state_));
     return;
   }
-  spdlog::trace("worker {}: command {} -> {}", index_, state_name(state_), state_name(*next));
+  // Every event of every worker passes here: the names are made only for -vv.
+  if (spdlog::should_log(spdlog::level::trace))
+    spdlog::trace("worker {}: command {} -> {}", index_, state_name(state_), state_name(*next));
   state_ = *next;
 }
 
