@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import IS_ROOT, USER, Summary, host_args, split_prefixed, ssh_add
-from farm import cmdline, marked_processes
+from farm import cmdline, kill_pids, marked_processes
 from test_auth import converted_key, run_on_pty, whoami_cmd
 from test_jump import trust
 from test_stop import remote_left, start_sleeping, unique_sleep, wait_gone
@@ -75,8 +75,7 @@ def run_dir(tmp_path):
     d = tmp_path / "run"
     d.mkdir(mode=0o700)
     yield d
-    for pid in masters(d):
-        os.kill(pid, signal.SIGKILL)
+    kill_pids(masters(d))  # a master may end on its own meanwhile
 
 
 @pytest.fixture
@@ -356,8 +355,7 @@ def test_the_socket_is_private(farm, tpush, penv, run_dir):
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
     [sock] = list(d.glob("*.sock"))
     assert stat.S_IMODE(sock.stat().st_mode) == 0o600
-    for pid in masters(run_dir):
-        os.kill(pid, signal.SIGKILL)
+    kill_pids(masters(run_dir))
     d.chmod(0o755)
     r = tpush(*host_args(hosts), "echo direct", env=penv)
     assert r.returncode == 0, str(r)
@@ -386,8 +384,7 @@ def test_another_user_is_refused(farm, tpush, tmp_path):
         assert r.stdout.strip() == "b''", r.stdout
         assert len(masters(run_dir)) == 1, "the refused connection ended the master"
     finally:
-        for pid in masters(run_dir):
-            os.kill(pid, signal.SIGKILL)
+        kill_pids(masters(run_dir))
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
