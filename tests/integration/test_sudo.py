@@ -242,20 +242,46 @@ def test_interrupt_stops_the_root_command(tpush, sudoer, tty):
     s = tpush.stream("--sudo", *tty, *hosts_args(sudoer), f"echo started; {marker}; echo not stopped")
     try:
         s.wait_for(lambda out: sum("started" in line for line in out) == WORKERS, 60, "every worker started")
+        # Each worker's sleep exec'd first: INT that reaches a shell's child between fork and
+        # exec is lost, and the shell may end without it (the shell's race: test_stop.py).
+        deadline = time.monotonic() + 30
+        while _count(marker) < WORKERS:
+            assert time.monotonic() < deadline, f"the workers' {marker} did not start within 30s"
+            time.sleep(0.02)  # poll: nothing tells us when a remote exec happened
         s.proc.send_signal(signal.SIGINT)
         r = s.finish(60)
         assert r.returncode == 130 and "not stopped" not in r.out, str(r)
         deadline = time.monotonic() + 30
         while _running(marker):
-            assert time.monotonic() < deadline, f"root's {marker} still runs after Ctrl-C"
+            assert time.monotonic() < deadline, f"root's {marker} still runs after Ctrl-C:\n{_lineage(marker)}\n{r}"
             time.sleep(0.1)
     finally:
         s.close()
         subprocess.run(["pkill", "-KILL", "-x", "-f", marker], capture_output=True)
 
 
+def _count(marker: str) -> int:
+    """Processes that run `marker` as their own command line (exec'd, not a shell's fork)."""
+    return len(subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True, text=True).stdout.split())
+
+
 def _running(marker: str) -> bool:
-    return subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True).returncode == 0
+    return _count(marker) > 0
+
+
+def _lineage(marker: str) -> str:
+    """The processes from sshd down to each `marker` still running: who kept it alive."""
+    pids = subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True, text=True).stdout.split()
+    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,pgid=,sid=,tpgid=,tty=,stat=,args="],
+                        capture_output=True, text=True).stdout.splitlines()
+    rows = {line.split()[0]: line for line in ps}
+    out = []
+    for pid in pids:
+        while pid in rows and pid != "1":
+            out.append(rows[pid])
+            pid = rows[pid].split()[1]
+        out.append("--")
+    return "\n".join(out)
 
 
 @pytest.mark.parametrize("argv", [["cp", "f", "/tmp/"], ["get", "/etc/hostname", "out"], ["shell"],
