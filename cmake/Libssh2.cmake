@@ -78,10 +78,7 @@ if(NOT TARGET tpush::libssh2)
     IMPORTED_LOCATION "${_lib}"
     IMPORTED_LINK_INTERFACE_LANGUAGES C
     INTERFACE_INCLUDE_DIRECTORIES "${_inc}"
-    INTERFACE_LINK_LIBRARIES "OpenSSL::Crypto;Threads::Threads"
-    # scripts/patches/libssh2-transport-bulk-crypt.patch: a packet's blocks
-    # go to OpenSSL in one call, which makes AES-GCM its fastest cipher.
-    INTERFACE_COMPILE_DEFINITIONS "TPUSH_LIBSSH2_BULK_CRYPT=1")
+    INTERFACE_LINK_LIBRARIES "OpenSSL::Crypto;Threads::Threads")
   # Plain -I rather than -isystem: -I directories are searched before every
   # -isystem one and before /usr/include, where Debian's libssh2-1-dev may have
   # put the 1.10 header. (IMPORTED_NO_SYSTEM is deprecated from CMake 3.28.)
