@@ -16,7 +16,7 @@
 #include "test_support.h"
 #include "tpush/ssh/agent/protocol.h"
 #include "tpush/ssh/agent/server.h"
-#include "tpush/ssh/agent/host_signature.h"
+#include "tpush/ssh/identity/signature_check.h"
 #include "tpush/ssh/identity/signing_key.h"
 #include "tpush/ssh/wire.h"
 #include "tpush/util/shell_quote.h"

@@ -1,7 +1,7 @@
 #include "tpush/ssh/agent/server.h"
 
 #include "tpush/ssh/agent/protocol.h"
-#include "tpush/ssh/agent/host_signature.h"
+#include "tpush/ssh/identity/signature_check.h"
 #include "tpush/ssh/identity/known_hosts.h"
 #include "tpush/ssh/identity/signing_key.h"
 #include "tpush/ssh/wire.h"

@@ -1,4 +1,4 @@
-#include "tpush/ssh/agent/host_signature.h"
+#include "tpush/ssh/identity/signature_check.h"
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
