@@ -78,7 +78,10 @@ if(NOT TARGET tpush::libssh2)
     IMPORTED_LOCATION "${_lib}"
     IMPORTED_LINK_INTERFACE_LANGUAGES C
     INTERFACE_INCLUDE_DIRECTORIES "${_inc}"
-    INTERFACE_LINK_LIBRARIES "OpenSSL::Crypto;Threads::Threads")
+    INTERFACE_LINK_LIBRARIES "OpenSSL::Crypto;Threads::Threads"
+    # scripts/patches/libssh2-hostkey-certificates.patch: certificate host keys
+    # can verify a key exchange, so tpush may offer them.
+    INTERFACE_COMPILE_DEFINITIONS "TPUSH_LIBSSH2_HOST_CERTIFICATES=1")
   # Plain -I rather than -isystem: -I directories are searched before every
   # -isystem one and before /usr/include, where Debian's libssh2-1-dev may have
   # put the 1.10 header. (IMPORTED_NO_SYSTEM is deprecated from CMake 3.28.)
