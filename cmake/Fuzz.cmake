@@ -27,7 +27,7 @@ set(TPUSH_FUZZ_SOURCES
   src/inventory/tpu_describe.cpp src/inventory/tpu_queued_resource.cpp
   src/inventory/tpu_host_keys.cpp src/inventory/gcloud.cpp
   src/ssh/identity/known_hosts.cpp src/ssh/wire.cpp src/ssh/identity/signing_key.cpp
-  src/ssh/identity/user_certificate.cpp
+  src/ssh/identity/user_certificate.cpp src/ssh/identity/certificate.cpp
   src/ssh/agent/protocol.cpp src/ssh/agent/server.cpp src/ssh/agent/client.cpp src/ssh/identity/signature_check.cpp
   src/ssh_config/config.cpp src/ssh_config/jump.cpp src/ssh_config/keywords.cpp
   src/ssh_config/line.cpp src/ssh_config/match.cpp src/ssh_config/parse.cpp

@@ -29,6 +29,20 @@ struct KeyDir : TempDir {
   }
 };
 
+// A scratch directory with a certificate authority ("ca"): keys, and certificates of them.
+struct CertDir : KeyDir {
+  CertDir() { generate("ca", "-t ed25519 -N ''"); }
+
+  std::filesystem::path key(const std::string& name, const std::string& type = "ed25519") const {
+    return generate(name, "-t " + type + " -N ''");
+  }
+  // ssh-keygen -s: KEY-cert.pub. `options` e.g. "-n alice,bob -V 20200101Z:20200102Z", "-h -n host".
+  std::filesystem::path sign(const std::filesystem::path& key, const std::string& options = "-n root") const {
+    keygen("-s '" + (*this / "ca").string() + "' -I the-id " + options + " '" + key.string() + ".pub'");
+    return key.string() + "-cert.pub";
+  }
+};
+
 // The base64 field of a public key file ("type base64 comment": a .pub or a
 // -cert.pub), decoded.
 inline std::string public_key_blob(const std::filesystem::path& file) {

@@ -18,24 +18,11 @@
 namespace fs = std::filesystem;
 using tpush::ssh::Credentials;
 using tpush::ssh::UserCertificate;
+using tpush::test::CertDir;
 using tpush::test::error_of;
 using tpush::test::read_file;
 
 namespace {
-
-// A scratch directory with a certificate authority: keys, and certificates of them.
-struct CertDir : tpush::test::KeyDir {
-  CertDir() { generate("ca", "-t ed25519 -N ''"); }
-
-  fs::path key(const std::string& name, const std::string& type = "ed25519") const {
-    return generate(name, "-t " + type + " -N ''");
-  }
-  // ssh-keygen -s: KEY-cert.pub. `options` e.g. "-n alice,bob -V 20200101Z:20200102Z".
-  fs::path sign(const fs::path& key, const std::string& options = "-n root") const {
-    keygen("-s '" + (*this / "ca").string() + "' -I the-id " + options + " '" + key.string() + ".pub'");
-    return key.string() + "-cert.pub";
-  }
-};
 
 using tpush::test::public_key_blob;
 

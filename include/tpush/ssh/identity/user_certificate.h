@@ -12,19 +12,15 @@
 #include <string_view>
 #include <vector>
 
+#include "tpush/ssh/identity/certificate.h"
+
 namespace tpush::ssh {
 
 struct KeyFile;
 
-struct UserCertificate {
+struct UserCertificate : Certificate {
   std::filesystem::path path;  // where it was read; empty for one the agent holds
   std::string text;            // "type base64 comment", as in the file
-  std::string blob;            // the certificate in wire format, as offered
-  std::string key_blob;        // the certified key, as its own .pub file holds it
-  std::string key_id;
-  std::vector<std::string> principals;  // empty: valid for any user
-  std::uint64_t valid_after = 0;
-  std::uint64_t valid_before = UINT64_MAX;
   // The key file that signs for it (Credentials pairs them); null when only
   // the agent may hold its key.
   const KeyFile* key = nullptr;
@@ -40,9 +36,5 @@ struct UserCertificate {
   // may not trust the authority, or the certificate was revoked).
   std::string unfit_for(std::string_view user, std::time_t now) const;
 };
-
-// The signature algorithm a certificate's algorithm signs with:
-// "rsa-sha2-512-cert-v01@openssh.com" -> "rsa-sha2-512"; other names as they are.
-std::string_view plain_signature_algorithm(std::string_view algorithm);
 
 }  // namespace tpush::ssh
