@@ -328,7 +328,7 @@ void Connection::start_session() {
   libssh2_session_method_pref(session_, LIBSSH2_METHOD_MAC_SC, prefs.macs.c_str());
   const HostKeyIdentity id{endpoint_.host, endpoint_.port, endpoint_.host_key_aliases,
                            &endpoint_.pinned_host_key};
-  const std::string hostkeys = host_key_prefs(host_keys().known_types(id));
+  const std::string hostkeys = host_key_prefs(host_keys().known_types(id), host_keys().wants_certificate(id));
   libssh2_session_method_pref(session_, LIBSSH2_METHOD_HOSTKEY, hostkeys.c_str());
   last_receive_ = settings_.now();
   phase_ = Phase::handshake;

@@ -29,6 +29,18 @@ constexpr const char* kMacs =
 constexpr const char* kHostKeys =
     "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,"
     "rsa-sha2-256";
+// Certificates of those keys (RSA ones signed with SHA-2 only), asked for when
+// an @cert-authority line names the host. A libssh2 without
+// scripts/patches/libssh2-hostkey-certificates.patch cannot verify a key
+// exchange with them.
+#ifdef TPUSH_LIBSSH2_HOST_CERTIFICATES
+constexpr const char* kHostCertificates =
+    "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+    "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
+    "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com";
+#else
+constexpr const char* kHostCertificates = "";
+#endif
 
 // Keeps the entries of `wanted` that libssh2 supports for method type `type`.
 std::string supported(LIBSSH2_SESSION* session, int type, const char* wanted) {
@@ -66,13 +78,16 @@ const MethodPrefs& method_prefs() {
   return prefs;
 }
 
-std::string host_key_prefs(const std::vector<std::string>& known_types) {
+std::string host_key_prefs(const std::vector<std::string>& known_types, bool certificates) {
   std::vector<std::string> out;
   auto add = [&](const std::string& m) {
     for (const auto& o : out)
       if (o == m) return;
     out.push_back(m);
   };
+  if (certificates)
+    for (const auto& m : util::split(kHostCertificates, ','))
+      if (!m.empty()) add(m);
   for (const auto& t : known_types) {
     if (t == "ssh-rsa") {
       add("rsa-sha2-512");

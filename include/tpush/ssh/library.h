@@ -26,7 +26,9 @@ struct MethodPrefs {
 const MethodPrefs& method_prefs();
 
 // The host-key algorithms to ask for, known types first (so a host whose
-// ed25519 key is on record is not asked for ECDSA and then judged "unknown").
-std::string host_key_prefs(const std::vector<std::string>& known_types);
+// ed25519 key is on record is not asked for ECDSA and then judged "unknown"),
+// and before them certificates when `certificates` (an @cert-authority line
+// names the host) and this libssh2 can verify with them.
+std::string host_key_prefs(const std::vector<std::string>& known_types, bool certificates = false);
 
 }  // namespace tpush::ssh

@@ -1,5 +1,8 @@
 #include "tpush/ssh/identity/host_key_policy.h"
 
+#include <ctime>
+
+#include "tpush/ssh/wire.h"
 #include "tpush/util/error.h"
 
 namespace tpush::ssh {
@@ -48,8 +51,59 @@ std::vector<std::string> HostKeyPolicy::known_types(const HostKeyIdentity& id) c
   return types;
 }
 
+bool HostKeyPolicy::wants_certificate(const HostKeyIdentity& id) const {
+  return mode_ != HostKeyMode::no && known_.has_authority(lookup_name(id), lookup_port(id), other_aliases(id));
+}
+
+HostKeyPolicy::CertificateCheck HostKeyPolicy::check_certificate(const HostKeyIdentity& id,
+                                                                 const Certificate& cert) const {
+  CertificateCheck result;
+  const std::string name = lookup_name(id);
+  const auto authority = known_.check_authority(name, lookup_port(id), cert.authority, other_aliases(id));
+  const std::string authority_fp = wire::blob_type(cert.authority) + " " + fingerprint_sha256(cert.authority);
+  if (authority.status == HostKeyStatus::revoked) {
+    result.refusal = HostKeyVerdict{false, "host certificate's authority revoked (" + authority_fp +
+                                               " is marked @revoked in " + authority.file + ":" +
+                                               std::to_string(authority.line) + ")"};
+    return result;
+  }
+  result.authority_known = authority.status == HostKeyStatus::match;
+  if (!cert.signed_by_authority()) {
+    result.problem = "its authority's signature does not verify";
+  } else if (cert.kind != Certificate::Kind::host) {
+    result.problem = "it is a user certificate";
+  } else if (!result.authority_known) {
+    result.problem = "its authority " + authority_fp + " has no @cert-authority line for " + name;
+  } else if (!cert.critical_options.empty()) {
+    result.problem = "it has critical options tpush does not know (" + cert.critical_options.front() + ")";
+  } else if (auto who = cert.principal_problem(name, /*required=*/true); !who.empty()) {
+    result.problem = std::move(who);
+  } else {
+    result.problem = cert.outside_validity(std::time(nullptr));
+  }
+  return result;
+}
+
 HostKeyVerdict HostKeyPolicy::verify(const HostKeyIdentity& id, const HostKey& offered) {
   if (mode_ == HostKeyMode::no) return {true, {}};
+  if (!is_certificate_type(offered.type)) return verify_key(id, offered);
+  const auto cert = Certificate::parse(offered.blob);
+  if (!cert) return {false, "protocol error (the server's host certificate is malformed)"};
+  auto check = check_certificate(id, *cert);
+  if (check.refusal) return *check.refusal;
+  if (check.problem.empty()) return {true, {}};
+  // As OpenSSH: the certified key, checked as a plain one.
+  auto verdict = verify_key(id, HostKey{wire::blob_type(cert->key_blob), cert->key_blob});
+  const std::string why = "its certificate was not accepted: " + check.problem;
+  if (!verdict.accepted) {
+    verdict.reason += "; " + why;
+  } else if (check.authority_known && verdict.warning.empty()) {
+    verdict.warning = "host key accepted as a plain key; " + why;
+  }
+  return verdict;
+}
+
+HostKeyVerdict HostKeyPolicy::verify_key(const HostKeyIdentity& id, const HostKey& offered) {
   const std::string offered_fp = offered.type + " " + fingerprint_sha256(offered.blob);
 
   if (id.pinned && *id.pinned) {

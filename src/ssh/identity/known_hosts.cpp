@@ -347,6 +347,34 @@ HostKeyCheck KnownHosts::check(std::string_view host, uint16_t port, const HostK
   return result;
 }
 
+HostKeyCheck KnownHosts::check_authority(std::string_view host, uint16_t port, std::string_view authority,
+                                         std::span<const std::string> aliases) const {
+  HostKeyCheck result;
+  for (const Entry& e : entries_) {
+    if (e.marker == Marker::revoked && e.key.blob == authority) {
+      result.status = HostKeyStatus::revoked;
+      locate(e, result);
+      return result;
+    }
+  }
+  const std::vector<std::string> names = lookup_names(host, port, aliases);
+  for (const Entry& e : entries_) {
+    if (e.marker == Marker::cert_authority && e.key.blob == authority && entry_matches(e, names)) {
+      result.status = HostKeyStatus::match;
+      locate(e, result);
+      return result;
+    }
+  }
+  return result;
+}
+
+bool KnownHosts::has_authority(std::string_view host, uint16_t port, std::span<const std::string> aliases) const {
+  const std::vector<std::string> names = lookup_names(host, port, aliases);
+  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+    return e.marker == Marker::cert_authority && entry_matches(e, names);
+  });
+}
+
 std::vector<std::string> KnownHosts::known_types(std::string_view host, uint16_t port,
                                                  std::span<const std::string> aliases) const {
   const std::vector<std::string> names = lookup_names(host, port, aliases);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tpush/ssh/identity/certificate.h"
 #include "tpush/ssh/identity/known_hosts.h"
 
 namespace tpush::ssh {
@@ -42,9 +43,29 @@ class HostKeyPolicy {
 
   HostKeyMode mode() const { return mode_; }
   std::vector<std::string> known_types(const HostKeyIdentity& id) const;
+  // True when an @cert-authority line names the host: ask for its certificate.
+  bool wants_certificate(const HostKeyIdentity& id) const;
+  // A certificate (`offered` of a "...-cert-v01@openssh.com" type) is accepted
+  // when an @cert-authority line for the host names its authority, that
+  // authority signed it, and it is a host certificate for the host's name
+  // (the alias, else the host as given), valid now, with no critical options,
+  // as OpenSSH's check_host_cert(); neither its key nor its authority @revoked.
+  // Otherwise its key is checked as a plain key, the reason the certificate
+  // was not accepted added to a refusal (or, when an authority was trusted
+  // for the host, given as a warning).
   HostKeyVerdict verify(const HostKeyIdentity& id, const HostKey& offered);
 
  private:
+  HostKeyVerdict verify_key(const HostKeyIdentity& id, const HostKey& offered);
+  // Why the certificate is not accepted ("" when it is), and whether an
+  // authority was trusted for the host at all.
+  struct CertificateCheck {
+    std::string problem;
+    bool authority_known = false;
+    std::optional<HostKeyVerdict> refusal;  // a revoked authority: no fallback
+  };
+  CertificateCheck check_certificate(const HostKeyIdentity& id, const Certificate& cert) const;
+
   HostKeyMode mode_;
   std::filesystem::path user_file_;
   KnownHosts known_;

@@ -63,11 +63,20 @@ class KnownHosts {
   // never matches another port. `aliases` are extra names under the same
   // port rule. Patterns: comma lists, `*`/`?`, `!negation` (excludes the
   // line), hashed `|1|salt|hmac`. A key listed in any @revoked line, for any
-  // host, is revoked; @cert-authority lines are ignored. Otherwise the same
+  // host, is revoked; @cert-authority lines are for check_authority(). Otherwise the same
   // key on a line for the host is a match; a different key of the same type
   // is a mismatch (first such line); only other types, or no line, is unknown.
   HostKeyCheck check(std::string_view host, uint16_t port, const HostKey& key,
                      std::span<const std::string> aliases = {}) const;
+
+  // Whether `authority` may sign the host's certificates: `match` when an
+  // @cert-authority line names the host with that key (`file`/`line` say
+  // where), `revoked` when a @revoked line lists the key, else `unknown`.
+  HostKeyCheck check_authority(std::string_view host, uint16_t port, std::string_view authority,
+                               std::span<const std::string> aliases = {}) const;
+  // True when some @cert-authority line names the host: its certificates are
+  // asked for first, as OpenSSH does.
+  bool has_authority(std::string_view host, uint16_t port, std::span<const std::string> aliases = {}) const;
 
   // Key types recorded for the host (plain entries only, file order, no
   // duplicates), to order libssh2's host key method preference.
