@@ -17,9 +17,9 @@ namespace {
 
 using Key = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 using Params = std::unique_ptr<OSSL_PARAM_BLD, decltype(&OSSL_PARAM_BLD_free)>;
-using Bignum = std::unique_ptr<BIGNUM, decltype(&BN_free)>;
+using PublicNumber = std::unique_ptr<BIGNUM, decltype(&BN_free)>;
 
-Bignum bignum(std::string_view magnitude) {
+PublicNumber public_number(std::string_view magnitude) {
   return {BN_bin2bn(reinterpret_cast<const unsigned char*>(magnitude.data()), static_cast<int>(magnitude.size()),
                     nullptr),
           &BN_free};
@@ -58,7 +58,7 @@ bool rsa_valid(wire::Reader& key, std::string_view algorithm, std::string_view s
   const EVP_MD* md = algorithm == "rsa-sha2-512" ? EVP_sha512() : algorithm == "rsa-sha2-256" ? EVP_sha256() : nullptr;
   const auto e = key.string(), n = key.string();
   if (!md || !n || !key.rest().empty()) return false;
-  Bignum bn_e = bignum(*e), bn_n = bignum(*n);
+  PublicNumber bn_e = public_number(*e), bn_n = public_number(*n);
   Params bld(OSSL_PARAM_BLD_new(), &OSSL_PARAM_BLD_free);
   if (!bn_e || !bn_n || !bld || !OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_N, bn_n.get()) ||
       !OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_E, bn_e.get()))
