@@ -33,13 +33,14 @@ constexpr const char* kHostKeys =
 // an @cert-authority line names the host. A libssh2 without
 // scripts/patches/libssh2-hostkey-certificates.patch cannot verify a key
 // exchange with them.
-#ifdef TPUSH_LIBSSH2_HOST_CERTIFICATES
 constexpr const char* kHostCertificates =
     "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
     "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
     "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com";
+#ifdef TPUSH_LIBSSH2_HOST_CERTIFICATES
+constexpr bool kVerifiesHostCertificates = true;
 #else
-constexpr const char* kHostCertificates = "";
+constexpr bool kVerifiesHostCertificates = false;
 #endif
 
 // Keeps the entries of `wanted` that libssh2 supports for method type `type`.
@@ -85,9 +86,8 @@ std::string host_key_prefs(const std::vector<std::string>& known_types, bool cer
       if (o == m) return;
     out.push_back(m);
   };
-  if (certificates)
-    for (const auto& m : util::split(kHostCertificates, ','))
-      if (!m.empty()) add(m);
+  if (certificates && kVerifiesHostCertificates)
+    for (const auto& m : util::split(kHostCertificates, ',')) add(m);
   for (const auto& t : known_types) {
     if (t == "ssh-rsa") {
       add("rsa-sha2-512");

@@ -3,7 +3,7 @@ signed by an authority that known_hosts trusts for it (`@cert-authority PATTERN 
 accepted with no line for its own key, as ssh accepts it. A certificate that is not valid
 for the host (expired, another host's, another authority's, a user certificate) is refused
 with its reason, unless its key is trusted as a plain one, as ssh falls back to; a revoked
-authority is refused outright. Every verdict is checked against OpenSSH's own ssh on the
+authority or key is refused outright. Every verdict is checked against OpenSSH's own ssh on the
 same server and the same known_hosts."""
 
 import subprocess
@@ -127,15 +127,19 @@ def test_an_authority_for_other_hosts_only_is_not_trusted_here(faults, tpush, ho
     assert not ssh_accepts(home, server)
 
 
-def test_a_revoked_authority_is_refused_outright(faults, tpush, home, ca):
-    """@revoked names the authority: refused, even with the host's own key on record."""
+@pytest.mark.parametrize("revoked, reason", [("authority", "host certificate's authority revoked ("),
+                                             ("key", "host key revoked (")])
+def test_a_revoked_authority_or_key_is_refused_outright(faults, tpush, home, ca, revoked, reason):
+    """@revoked names the authority, or the certified key itself: refused, although the
+    certificate is valid and the host's own key is on record."""
     server = CertifiedSshd(faults, ca, ["-h", "-n", "{address}"])
     known = trust(home, f"@cert-authority [127.*]:* {public_line(ca)}")
+    listed = public_line(ca) if revoked == "authority" else public_line(server.key)
     with open(known, "a") as f:
-        f.write(f"@revoked * {public_line(ca)}\n[{server.address}]:{server.port} {public_line(server.key)}\n")
+        f.write(f"@revoked * {listed}\n[{server.address}]:{server.port} {public_line(server.key)}\n")
     r = run(tpush, server, "--host-key-check", "yes")
     assert r.returncode == 255, str(r)
-    assert r.summary().reasons[server.host].startswith("host certificate's authority revoked ("), str(r)
+    assert r.summary().reasons[server.host].startswith(reason), str(r)
     assert not ssh_accepts(home, server)
 
 

@@ -260,9 +260,13 @@ def test_interrupt_stops_the_root_command(tpush, sudoer, tty):
         subprocess.run(["pkill", "-KILL", "-x", "-f", marker], capture_output=True)
 
 
-def _count(marker: str) -> int:
+def _pids(marker: str) -> list[str]:
     """Processes that run `marker` as their own command line (exec'd, not a shell's fork)."""
-    return len(subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True, text=True).stdout.split())
+    return subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True, text=True).stdout.split()
+
+
+def _count(marker: str) -> int:
+    return len(_pids(marker))
 
 
 def _running(marker: str) -> bool:
@@ -271,7 +275,7 @@ def _running(marker: str) -> bool:
 
 def _lineage(marker: str) -> str:
     """The processes from sshd down to each `marker` still running: who kept it alive."""
-    pids = subprocess.run(["pgrep", "-x", "-f", marker], capture_output=True, text=True).stdout.split()
+    pids = _pids(marker)
     ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,pgid=,sid=,tpgid=,tty=,stat=,args="],
                         capture_output=True, text=True).stdout.splitlines()
     rows = {line.split()[0]: line for line in ps}

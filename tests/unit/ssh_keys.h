@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -28,6 +29,8 @@ struct KeyDir : TempDir {
     return key;
   }
 };
+
+constexpr std::time_t kJan1_2020 = 1577836800;  // 2020-01-01 00:00:00 UTC, for -V 20200101Z:...
 
 // A scratch directory with a certificate authority ("ca"): keys, and certificates of them.
 struct CertDir : KeyDir {

@@ -14,11 +14,8 @@
 namespace fs = std::filesystem;
 using tpush::ssh::Certificate;
 using tpush::test::CertDir;
+using tpush::test::kJan1_2020;
 using tpush::test::public_key_blob;
-
-namespace {
-constexpr std::time_t kJan1_2020 = 1577836800;  // 2020-01-01 00:00:00 UTC
-}  // namespace
 
 TEST_CASE("a host certificate of each key type: its kind, key, principals and authority") {
   CertDir dir;

@@ -50,3 +50,17 @@ TEST_CASE("a host certificate is accepted for its principal, and a forged one fa
   CHECK(verdict.reason.starts_with("host key unknown (ssh-ed25519 SHA256:"));
   CHECK(verdict.reason.ends_with("; its certificate was not accepted: its authority's signature does not verify"));
 }
+
+TEST_CASE("a valid host certificate whose own key is @revoked is refused, with no fallback") {
+  CertDir dir;
+  const fs::path key = dir.key("h");
+  const std::string blob = public_key_blob(dir.sign(key, "-h -n node1"));
+  const fs::path known = trusting(dir);
+  std::ofstream(known, std::ios::app) << "@revoked * ssh-ed25519 "
+                                      << tpush::util::base64_encode(public_key_blob(key.string() + ".pub")) << "\n";
+  HostKeyPolicy policy(HostKeyMode::accept_new, known, {});
+  const auto verdict = policy.verify({"node1", 22, {}, nullptr}, offered(blob));
+  CHECK_FALSE(verdict.accepted);
+  CHECK(verdict.reason.starts_with("host key revoked (ssh-ed25519 SHA256:"));
+  CHECK(verdict.reason.ends_with(" is marked @revoked in " + known.string() + ":2)"));
+}

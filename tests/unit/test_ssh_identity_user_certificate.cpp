@@ -19,16 +19,10 @@ namespace fs = std::filesystem;
 using tpush::ssh::Credentials;
 using tpush::ssh::UserCertificate;
 using tpush::test::CertDir;
+using tpush::test::kJan1_2020;
 using tpush::test::error_of;
-using tpush::test::read_file;
-
-namespace {
-
 using tpush::test::public_key_blob;
-
-constexpr std::time_t kJan1_2020 = 1577836800;  // 2020-01-01 00:00:00 UTC
-
-}  // namespace
+using tpush::test::read_file;
 
 TEST_CASE("a certificate of each key type is read: its key, id, principals and validity") {
   CertDir dir;

@@ -19,6 +19,15 @@ std::span<const std::string> other_aliases(const HostKeyIdentity& id) {
 // Like OpenSSH's HostKeyAlias, an alias is recorded bare, whatever the port.
 uint16_t lookup_port(const HostKeyIdentity& id) { return id.aliases.empty() ? id.port : 22; }
 
+// "WHAT revoked (FINGERPRINT is marked @revoked in FILE:LINE)".
+std::string revoked_reason(const std::string& what, const std::string& fingerprint, const HostKeyCheck& check) {
+  return what + " revoked (" + fingerprint + " is marked @revoked in " + check.file + ":" +
+         std::to_string(check.line) + ")";
+}
+
+// "type SHA256:..." of a key blob.
+std::string shown_key(std::string_view blob) { return wire::blob_type(blob) + " " + fingerprint_sha256(blob); }
+
 // The name ssh-keygen -R wants for this entry.
 std::string keygen_name(const std::string& host, uint16_t port) {
   return port == 22 ? host : "[" + host + "]:" + std::to_string(port);
@@ -58,13 +67,15 @@ bool HostKeyPolicy::wants_certificate(const HostKeyIdentity& id) const {
 HostKeyPolicy::CertificateCheck HostKeyPolicy::check_certificate(const HostKeyIdentity& id,
                                                                  const Certificate& cert) const {
   CertificateCheck result;
+  if (const auto key = known_.check_revoked(cert.key_blob); key.status == HostKeyStatus::revoked) {
+    result.refusal = HostKeyVerdict{false, revoked_reason("host key", shown_key(cert.key_blob), key)};
+    return result;
+  }
   const std::string name = lookup_name(id);
   const auto authority = known_.check_authority(name, lookup_port(id), cert.authority, other_aliases(id));
-  const std::string authority_fp = wire::blob_type(cert.authority) + " " + fingerprint_sha256(cert.authority);
   if (authority.status == HostKeyStatus::revoked) {
-    result.refusal = HostKeyVerdict{false, "host certificate's authority revoked (" + authority_fp +
-                                               " is marked @revoked in " + authority.file + ":" +
-                                               std::to_string(authority.line) + ")"};
+    result.refusal =
+        HostKeyVerdict{false, revoked_reason("host certificate's authority", shown_key(cert.authority), authority)};
     return result;
   }
   result.authority_known = authority.status == HostKeyStatus::match;
@@ -73,7 +84,7 @@ HostKeyPolicy::CertificateCheck HostKeyPolicy::check_certificate(const HostKeyId
   } else if (cert.kind != Certificate::Kind::host) {
     result.problem = "it is a user certificate";
   } else if (!result.authority_known) {
-    result.problem = "its authority " + authority_fp + " has no @cert-authority line for " + name;
+    result.problem = "its authority " + shown_key(cert.authority) + " has no @cert-authority line for " + name;
   } else if (!cert.critical_options.empty()) {
     result.problem = "it has critical options tpush does not know (" + cert.critical_options.front() + ")";
   } else if (auto who = cert.principal_problem(name, /*required=*/true); !who.empty()) {
@@ -123,8 +134,7 @@ HostKeyVerdict HostKeyPolicy::verify_key(const HostKeyIdentity& id, const HostKe
     case HostKeyStatus::match:
       return {true, {}};
     case HostKeyStatus::revoked:
-      return {false, "host key revoked (" + offered_fp + " is marked @revoked in " + check.file +
-                         ":" + std::to_string(check.line) + ")"};
+      return {false, revoked_reason("host key", offered_fp, check)};
     case HostKeyStatus::mismatch:
       return {false, "host key changed (offered " + offered_fp + ", expected " +
                          check.expected_type + " " + check.expected_fingerprint + " at " +

@@ -312,13 +312,7 @@ HostKeyCheck KnownHosts::check(std::string_view host, uint16_t port, const HostK
   const std::vector<uint32_t> matches = matching(names, /*keep=*/false);
 
   // A revoked key is revoked for every host, and wins over any match.
-  for (const Entry& e : entries_) {
-    if (e.marker == Marker::revoked && e.key.blob == key.blob) {
-      result.status = HostKeyStatus::revoked;
-      locate(e, result);
-      return result;
-    }
-  }
+  if (auto revoked = check_revoked(key.blob); revoked.status == HostKeyStatus::revoked) return revoked;
 
   const std::string type = effective_type(key);
   const Entry* same_type = nullptr;
@@ -347,16 +341,22 @@ HostKeyCheck KnownHosts::check(std::string_view host, uint16_t port, const HostK
   return result;
 }
 
-HostKeyCheck KnownHosts::check_authority(std::string_view host, uint16_t port, std::string_view authority,
-                                         std::span<const std::string> aliases) const {
+HostKeyCheck KnownHosts::check_revoked(std::string_view blob) const {
   HostKeyCheck result;
   for (const Entry& e : entries_) {
-    if (e.marker == Marker::revoked && e.key.blob == authority) {
+    if (e.marker == Marker::revoked && e.key.blob == blob) {
       result.status = HostKeyStatus::revoked;
       locate(e, result);
-      return result;
+      break;
     }
   }
+  return result;
+}
+
+HostKeyCheck KnownHosts::check_authority(std::string_view host, uint16_t port, std::string_view authority,
+                                         std::span<const std::string> aliases) const {
+  HostKeyCheck result = check_revoked(authority);
+  if (result.status == HostKeyStatus::revoked) return result;
   const std::vector<std::string> names = lookup_names(host, port, aliases);
   for (const Entry& e : entries_) {
     if (e.marker == Marker::cert_authority && e.key.blob == authority && entry_matches(e, names)) {

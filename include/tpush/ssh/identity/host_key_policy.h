@@ -62,7 +62,7 @@ class HostKeyPolicy {
   struct CertificateCheck {
     std::string problem;
     bool authority_known = false;
-    std::optional<HostKeyVerdict> refusal;  // a revoked authority: no fallback
+    std::optional<HostKeyVerdict> refusal;  // its key or its authority revoked: no fallback
   };
   CertificateCheck check_certificate(const HostKeyIdentity& id, const Certificate& cert) const;
 

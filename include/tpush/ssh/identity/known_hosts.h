@@ -74,6 +74,9 @@ class KnownHosts {
   // where), `revoked` when a @revoked line lists the key, else `unknown`.
   HostKeyCheck check_authority(std::string_view host, uint16_t port, std::string_view authority,
                                std::span<const std::string> aliases = {}) const;
+  // `revoked` (and where) when a @revoked line lists the key blob, for any
+  // host; else `unknown`.
+  HostKeyCheck check_revoked(std::string_view blob) const;
   // True when some @cert-authority line names the host: its certificates are
   // asked for first, as OpenSSH does.
   bool has_authority(std::string_view host, uint16_t port, std::span<const std::string> aliases = {}) const;

@@ -1,7 +1,7 @@
 // Checks an SSH signature made by a public key given as a blob: how tpush
 // knows that a session-bind a worker's ssh sends names a host that really
 // signed that session (agent/server.h), and that a certificate authority
-// signed a host's certificate (host_certificate.h).
+// signed a certificate (certificate.h).
 #pragma once
 
 #include <string_view>
