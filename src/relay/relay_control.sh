@@ -24,7 +24,7 @@ export LC_ALL=C
 umask 077
 keep=$1 silence=${2:-45}
 # shellcheck disable=SC1007 # empty values, on purpose
-d= receiving=
+d= receiving= ending=
 say() { printf '%s\n' "$*"; }
 
 # Stops the process file $1 names ("PID START": START is field 22 of
@@ -53,6 +53,7 @@ release() {
 }
 
 cleanup() {
+  ending=1
   trap '' HUP INT TERM PIPE
   set +f  # the orders' loop turned patterns off: the FIFOs are found with one
   kill -s TERM -- "-$$" 2>/dev/null
@@ -64,12 +65,21 @@ cleanup() {
     rm -rf -- "$d"
   fi
 }
+# Ends the shell with status $1, once. The watchdog's HUP and a TERM often come
+# together, and bash cuts an EXIT trap short at an `exit` run inside it (a
+# signal's trap running while the EXIT trap does): every way out goes through
+# here, so a second signal finds `ending` set and lets the EXIT trap finish.
+end_with() {
+  [ -n "$ending" ] && return
+  ending=1
+  exit "$1"
+}
 trap cleanup EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 141' PIPE
-fail() { say "failed - $*"; exit 1; }
+trap 'end_with 129' HUP
+trap 'end_with 130' INT
+trap 'end_with 143' TERM
+trap 'end_with 141' PIPE
+fail() { say "failed - $*"; end_with 1; }
 
 # Sets the variable $1 to 16 random hex digits: the shell's own (bash 5.1's
 # SRANDOM where there is one), no child process.
@@ -188,11 +198,12 @@ receive() {
   local in=$d/in.$1 started hop=
   tmp=
   # The hang-up watchdog's HUP and the cleanup's TERM come together: the first
-  # ends the receiver, the second must not end its EXIT trap before the rm.
-  trap 'trap "" HUP INT TERM PIPE; [ -n "$tmp" ] && [ -O "$tmp" ] && [ ! -L "$tmp" ] && rm -f -- "$tmp"' EXIT
-  trap 'exit 143' TERM
-  trap 'exit 129' HUP
-  trap 'exit 141' PIPE  # a report to a tpush that is gone: without it, the temporary file would stay
+  # ends the receiver, the second must not end its EXIT trap before the rm
+  # (end_with; the caller sets `ending` when this returns).
+  trap 'ending=1; trap "" HUP INT TERM PIPE; [ -n "$tmp" ] && [ -O "$tmp" ] && [ ! -L "$tmp" ] && rm -f -- "$tmp"' EXIT
+  trap 'end_with 143' TERM
+  trap 'end_with 129' HUP
+  trap 'end_with 141' PIPE  # a report to a tpush that is gone: without it, the temporary file would stay
   started=$(date +%s%N)
   [ -p "$in" ] || { say "failed - no attempt $1"; return; }
   if [ "$2" = - ]; then
@@ -224,8 +235,8 @@ set -f  # an order's words are never file name patterns
 while :; do
   IFS= read -r -t "$silence" cmd || {
     status=$?
-    [ "$status" -gt 128 ] && exit 124  # no word from tpush for $silence s: the link is gone
-    exit 0                             # the end of stdin: tpush closed the channel
+    [ "$status" -gt 128 ] && end_with 124  # no word from tpush for $silence s: the link is gone
+    end_with 0                             # the end of stdin: tpush closed the channel
   }
   # shellcheck disable=SC2086 # an order's words, split on purpose (set -f above)
   set -- $cmd
@@ -233,13 +244,13 @@ while :; do
     go)
       shift
       [ -n "$receiving" ] && wait "$receiving"
-      receive "$@" &
+      { receive "$@"; ending=1; } &
       receiving=$!
       ;;
     quit)
       [ -n "$receiving" ] && wait "$receiving"
       receiving=
-      exit 0
+      end_with 0
       ;;
   esac
 done
