@@ -18,6 +18,7 @@
 # ssh, a store under way), the writers of its FIFOs it recorded (tpush's feeds,
 # a sender's login), and removes what it made.
 # shellcheck disable=SC2015 # every `A && B || C` here means: C when A or B fails
+# shellcheck disable=SC2154 # kind, mode, mtime, size, sum, path: arrays read_setup fills
 set -u
 shopt -s lastpipe
 export LC_ALL=C
@@ -49,7 +50,7 @@ release() {
   : <> "$1"
   stop_recorded "$1.pid"
   stop_recorded "$1.feed"
-  rm -f "$1" "$1.pid" "$1.feed"
+  rm -f "$1" "$1.pid" "$1.feed" "$1.to" "$1.err"
 }
 
 cleanup() {
@@ -153,37 +154,61 @@ make_temp() {
   return 1
 }
 
+# Makes the parents of file $1 of the manifest, as they were made: with umask
+# 022, and its temporary file (make_temp; tmp names it).
+prepare_file() {
+  local p=${path[$1]} dir
+  dir=${p%/*}
+  [ "$dir" = "$p" ] && dir=.
+  [ -z "$dir" ] && dir=/
+  (umask 022 && mkdir -p -- "$dir") 2>"$d/err" && make_temp "$dir" "${p##*/}" || { say "failed $1 $(head -n 1 "$d/err")"; return 1; }
+}
+
+# Renames file $1's temporary file over its target once its size and SHA-256
+# are the manifest's, with the manifest's mode (and mtime, with KEEP).
+place_file() {
+  local got
+  got=$(stat -c %s -- "$tmp")
+  [ "$got" = "${size[$1]}" ] || { say "short $1 $got"; return 2; }
+  got=$(digest "$tmp")
+  [ "${got%% *}" = "${sum[$1]}" ] || { say "mismatch $1"; return 2; }
+  chmod "${mode[$1]}" -- "$tmp" 2>"$d/err" &&
+    { [ "$keep" = 0 ] || touch -m -d "@${mtime[$1]}" -- "$tmp" 2>"$d/err"; } &&
+    mv -f -T -- "$tmp" "${path[$1]}" 2>"$d/err" || { say "failed $1 $(head -n 1 "$d/err")"; return 1; }
+  tmp=
+}
+
 # Stores the stream on stdin: the manifest's files, in order, each first in a
-# temporary file of its own beside the target (make_temp), renamed over the
-# target once its size and SHA-256 are right. Parent directories are made as
-# they were: with umask 022.
-# shellcheck disable=SC2154 # kind, mode, mtime, size, sum, path: arrays read_setup fills
+# temporary file of its own beside the target, renamed over the target once
+# checked (place_file).
 store() {
-  local i=0 p dir got
+  local i=0
   while [ "$i" -lt "$n" ]; do
-    p=${path[i]}
     if [ "${kind[i]}" = d ]; then
-      if [ ! -d "$p" ]; then
-        (umask 022 && mkdir -p -- "$p") 2>"$d/err" && chmod "${mode[i]}" -- "$p" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      if [ ! -d "${path[i]}" ]; then
+        (umask 022 && mkdir -p -- "${path[i]}") 2>"$d/err" && chmod "${mode[i]}" -- "${path[i]}" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
       fi
     else
-      dir=${p%/*}
-      [ "$dir" = "$p" ] && dir=.
-      [ -z "$dir" ] && dir=/
-      (umask 022 && mkdir -p -- "$dir") 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
-      make_temp "$dir" "${p##*/}" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      prepare_file "$i" || return 1
       head -c "${size[i]}" > "$tmp" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
-      got=$(stat -c %s -- "$tmp")
-      [ "$got" = "${size[i]}" ] || { say "short $i $got"; return 2; }
-      got=$(digest "$tmp")
-      [ "${got%% *}" = "${sum[i]}" ] || { say "mismatch $i"; return 2; }
-      chmod "${mode[i]}" -- "$tmp" 2>"$d/err" &&
-        { [ "$keep" = 0 ] || touch -m -d "@${mtime[i]}" -- "$tmp" 2>"$d/err"; } &&
-        mv -f -T -- "$tmp" "$p" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
-      tmp=
+      place_file "$i" || return
     fi
     i=$((i + 1))
   done
+  say stored $((($(date +%s%N) - started) / 1000000))
+}
+
+# Stores a copy of one file that its writer, attempt $1's FIFO's (relay_write.sh),
+# stores itself, passing the bytes on ($2: 1) or not (empty): it learns the
+# temporary file's name from $in.to, written before the FIFO is opened, and
+# ends when it does.
+store_direct() {
+  prepare_file 0 || return 1
+  printf '%s\n%s\n' "$2" "$tmp" > "$in.to"
+  IFS= read -r _ < "$in"
+  rm -f -- "$in.to"
+  [ -s "$in.err" ] && { say "failed 0 $(head -n 1 "$in.err")"; return 1; }
+  place_file 0 || return
   say stored $((($(date +%s%N) - started) / 1000000))
 }
 
@@ -206,9 +231,7 @@ receive() {
   trap 'end_with 141' PIPE  # a report to a tpush that is gone: without it, the temporary file would stay
   started=$(date +%s%N)
   [ -p "$in" ] || { say "failed - no attempt $1"; return; }
-  if [ "$2" = - ]; then
-    store < "$in"
-  else
+  if [ "$2" != - ]; then
     printf '%s %s %s\n' "$5" "$6" "$7" > "$d/known"
     printf '%s %s\n' "$9" "${10}" > "$d/id.pub"
     (
@@ -224,9 +247,15 @@ receive() {
       [ "$status" = 0 ] || say "hop $status $(tail -n 1 "$d/hop")"
     ) < "$d/fwd" &
     hop=$!
-    tee -p "$d/fwd" < "$in" | store
-    wait "$hop"
   fi
+  if [ "$n" = 1 ] && [ "${kind[0]}" = f ] && [ "${path[0]}" = "${path[0]%%$'\n'*}" ]; then
+    store_direct "$1" "${hop:+1}"
+  elif [ -n "$hop" ]; then
+    tee -p "$d/fwd" < "$in" | store
+  else
+    store < "$in"
+  fi
+  [ -z "$hop" ] || wait "$hop"
   release "$in"
   say end
 }

@@ -8,6 +8,7 @@
 #include "tpush/relay/relay_control_sh.h"
 #include "tpush/relay/relay_feed_sh.h"
 #include "tpush/relay/relay_hop_sh.h"
+#include "tpush/relay/relay_write_sh.h"
 #include "tpush/util/shell_quote.h"
 
 namespace tpush::relay {
@@ -61,7 +62,8 @@ std::string relay_feed_command(const std::string& directory, int attempt) {
   return "exec /bin/sh -c '" +
          util::fill_in(util::one_line(relay_feed_sh), {{"@DIRECTORY@", directory},
                                                        {"@ATTEMPT@", std::to_string(attempt)},
-                                                       {"@FEED_CUT@", std::to_string(kFeedCut)}}) +
+                                                       {"@FEED_CUT@", std::to_string(kFeedCut)},
+                                                       {"@WRITE@", util::one_line(relay_write_sh)}}) +
          "'";
 }
 
@@ -69,7 +71,9 @@ std::string relay_host_alias(const std::string& id, std::size_t worker) {
   return "tpush-relay-" + id + "-" + std::to_string(worker);
 }
 
-std::string relay_hop_script() { return std::string(util::one_line(relay_hop_sh)); }
+std::string relay_hop_script() {
+  return util::fill_in(util::one_line(relay_hop_sh), {{"@WRITE@", util::one_line(relay_write_sh)}});
+}
 
 std::string relay_setup(const std::vector<ManifestEntry>& manifest) {
   std::string body;

@@ -211,6 +211,26 @@ TEST_CASE("relay script: tpush's feed cuts off a sender that had reached the wor
   // With no sender before it, the feed is the sender: the first test case.
 }
 
+TEST_CASE("relay script: a copy of one file is stored by its writer, and a writer that comes too late makes nothing") {
+  // One file: the FIFO's writer (tpush's feed here) writes it into the
+  // temporary file the script named in in.1.to, and the script checks it.
+  Worker w;
+  w.add_file("out/one", std::string(200000, 'z'));
+  const auto r = w.run(w.stream, "ls -A \"$dir\"");
+  CHECK(r.out.find("\nend\nerr\nfwd\nin.2\nin.3\nexit 0\n") != std::string::npos);
+  CHECK(read_file(w / "out/one") == std::string(200000, 'z'));
+  CHECK(run_shell("find '" + w.path().string() + "/out' -name '.*tpush*'").out.empty());
+  // A writer that opens the FIFO after the receiver removed the temporary file
+  // (in.1.to still naming it) fails and makes no file in its place.
+  const std::string d = (w / "tmp/tpush-relay.late").string();
+  const auto late = run_shell("mkdir -m 700 '" + d + "' && mkfifo '" + d + "/in.1' && cd '" + w.path().string() +
+                              "' && printf '1\\n%s\\n' \"$PWD/out/.one.tpush-gone\" > '" + d + "/in.1.to' && "
+                              "{ cat '" + d + "/in.1' > /dev/null & } && echo bytes | sh -c \"$(cat sender)\" "
+                              "tpush-relay 1 '" + d + "' 2> /dev/null; echo $?; wait; ls -A out");
+  CHECK(late.out.substr(late.out.find('\n') + 1) == "one\n");
+  CHECK(late.out.rfind("0\n", 0) != 0);  // it failed
+}
+
 TEST_CASE("relay script: with no word from tpush for its silence it ends, stops the feeds it recorded, leaves nothing") {
   // A cut network: tpush's "-" stop coming, and a feed from tpush that reached the
   // worker sits there with nothing to read. The script ends by itself (exit 124),

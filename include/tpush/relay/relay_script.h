@@ -36,7 +36,10 @@
 //   - stores each file of the manifest beside its target in a temporary file
 //     of its own (made new by the shell's O_EXCL open, the user's alone), checks its size and
 //     SHA-256 against the manifest tpush sent (not against anything that came
-//     through the chain), sets its mode, renames it over the target;
+//     through the chain), sets its mode, renames it over the target. A copy of
+//     one file is written into its temporary file (and passed on) by the
+//     FIFO's writer itself, which the script tells where (relay_write.sh): its
+//     bytes cross no FIFO and no pipe on the worker;
 //   - reports each attempt with lines (RelayReport) ending in "end".
 // On exit for any reason (quit, end of stdin, silence, HUP from tpush's hang-up
 // watchdog when the connection is lost, INT, TERM) it stops its own process
