@@ -48,15 +48,20 @@ void RelayChain::lose_sender(std::size_t worker) {
   Node& n = nodes_[worker];
   if (n.state != State::receiving || n.fed) return;
   n.fed = true;
+  n.rescued = true;
   n.prev.reset();
   orders_.push_back({worker, n.attempts, false, std::nullopt, true});
 }
 
-// Still receiving, from a sender that broke: its copy will break too.
+// Still receiving, from a sender that broke: its copy will break too. One
+// rescued by tpush's feed mid-attempt counts as broken until it has stored:
+// the feed stops if any of the lost sender's bytes had come (kFeedCut), which
+// tpush learns only when the feed ends, often after those behind it reported.
 bool RelayChain::doomed(std::size_t worker) const {
   for (std::optional<std::size_t> w = worker; w;) {
     const Node& n = nodes_[*w];
     if (n.state != State::receiving && n.state != State::stored) return true;
+    if (n.rescued) return n.state == State::receiving;
     if (n.fed) return false;
     w = n.prev;
   }
@@ -93,6 +98,7 @@ void RelayChain::start(std::size_t worker, std::optional<std::size_t> prev, std:
   n.prev = prev;
   n.next = next;
   n.fed = !prev;
+  n.rescued = false;
   orders_.push_back({worker, n.attempts, true, next, n.fed});
 }
 

@@ -122,3 +122,28 @@ TEST_CASE("relay chain: a worker fed by tpush after its sender was lost, whose c
   c.broken(3);
   CHECK(text(c.take_orders()) == "1#2<-tpush>2 2#2>3 3#2>-");
 }
+
+TEST_CASE("relay chain: behind a worker tpush rescued, those that break wait until it has stored or broken") {
+  // Worker 1's sender (0) was lost mid-stream: tpush feeds 1, but if some of
+  // 0's bytes had arrived the feed stops (kFeedCut) and 1's copy, and 2's and
+  // 3's from it, come up short, in any order and before tpush hears of the
+  // cut. Those that report first wait for the rest behind the break.
+  RelayChain c = all_ready(4);
+  c.take_orders();
+  c.out(0, true);
+  CHECK(text(c.take_orders()) == "feed 1");
+  c.broken(3);
+  CHECK(c.take_orders().empty());  // 1 and 2 are still receiving what may break
+  c.broken(2);
+  CHECK(c.take_orders().empty());
+  SUBCASE("the rescue broke too: one new chain") {
+    c.broken(1);
+    CHECK(text(c.take_orders()) == "1#2<-tpush>2 2#2>3 3#2>-");
+    c.broken(3);  // the new attempt is fed afresh: nothing to wait for
+    CHECK(text(c.take_orders()) == "3#3<-tpush>-");
+  }
+  SUBCASE("the rescue stored: those behind it start again without it") {
+    c.stored(1);
+    CHECK(text(c.take_orders()) == "2#2<-tpush>3 3#2>-");
+  }
+}

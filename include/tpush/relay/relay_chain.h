@@ -10,7 +10,9 @@
 // When a link breaks:
 //   - a worker whose sender is gone (its connection lost, or its hop to this
 //     worker failed) is fed by tpush instead, and keeps passing the bytes on,
-//     so the rest of the chain carries on;
+//     so the rest of the chain carries on (unless some of the sender's bytes
+//     had arrived: then its copy breaks, as do those behind it, so until it
+//     has stored, those behind it that break wait for it);
 //   - a worker whose copy arrived short or different waits, with the others
 //     downstream of the same break, until every worker that was still
 //     receiving behind that break has reported; then those that need the
@@ -78,6 +80,7 @@ class RelayChain {
     int attempts = 0;  // attempts begun
     std::optional<std::size_t> prev, next;
     bool fed = false;  // tpush feeds it in its current attempt
+    bool rescued = false;  // ... because its sender was lost mid-attempt
     bool exhausted = false;
   };
 
