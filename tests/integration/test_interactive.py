@@ -69,10 +69,17 @@ class Prompt:
         return status if status is not None else 128 + self.child.signalstatus
 
 
+def shown_lines(out: str) -> list[str]:
+    """The terminal's lines as a user sees them: a run that lasts shows a status line
+    ("tpush: 2/8 done, ...") that the next output line overwrites with a carriage return
+    and an erase (ESC [K), so a line shows what follows its last carriage return."""
+    return [line.rstrip("\r").rsplit("\r", 1)[-1].replace("\x1b[K", "") for line in out.split("\n")]
+
+
 def worker_lines(out: str, text: str) -> dict[str, str]:
     """{label: rest} for the prefixed lines holding `text`."""
     got = {}
-    for line in out.splitlines():
+    for line in shown_lines(out):
         m = re.match(r"^(w\d+): (.*)$", line)
         if m and text in m.group(2):
             got[m.group(1)] = m.group(2)
@@ -80,7 +87,7 @@ def worker_lines(out: str, text: str) -> dict[str, str]:
 
 
 def summary_head(out: str) -> re.Match:
-    heads = [m for m in (SUMMARY_HEAD.match(l) for l in out.splitlines()) if m]
+    heads = [m for m in (SUMMARY_HEAD.match(l) for l in shown_lines(out)) if m]
     assert len(heads) == 1, f"one summary head line expected:\n{out}"
     return heads[0]
 
@@ -101,10 +108,10 @@ def test_each_line_runs_on_every_worker_then_a_one_line_summary(tpush, hosts, st
     assert worker_lines(out, "hello") == {f"w{i}": f"hello {i} of {N}" for i in range(N)}
     head = summary_head(out)
     assert head.group(1, 2) == (str(N), str(N))
-    assert not [l for l in out.splitlines() if l.startswith("tpush: w")], "all ok: the summary is one line"
+    assert not [l for l in shown_lines(out) if l.startswith("tpush: w")], "all ok: the summary is one line"
     out = p.line("exit $((TPUSH_WORKER % 3 == 1))")
     assert summary_head(out).group(2, 3) == ("5", "3")
-    assert "tpush: w[1,4,7]: exit 1" in out.splitlines(), out
+    assert "tpush: w[1,4,7]: exit 1" in shown_lines(out), out
     assert p.end() == 1, "the exit code is the last line's"
 
 
