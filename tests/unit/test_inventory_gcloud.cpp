@@ -19,12 +19,15 @@ namespace {
 const std::vector<std::string> kDescribe = {"compute", "tpus", "tpu-vm", "describe", "v4-32", "--zone",
                                             "us-central2-b", "--project", "tpush-test", "--format=json"};
 const GcloudSubject kSubject{"TPU", "v4-32", "tpush-test", {"us-central2-b"}, "--zone"};
+// Far above what the stand-in takes (about a second, as gcloud does) even on a machine
+// busy with the rest of the suite; the tests of timeouts set their own.
+constexpr std::chrono::seconds kPatient{300};
 
 }  // namespace
 
 TEST_CASE("gcloud: runs with an argument vector and captures stdout") {
   tpush::test::FakeGcloud fake;
-  GcloudResult r = run_gcloud(kDescribe, std::chrono::seconds(30));
+  GcloudResult r = run_gcloud(kDescribe, kPatient);
   CHECK(r.ok());
   CHECK(r.exit_code == 0);
   CHECK(has(r.out, "\"acceleratorType\": \"v4-32\""));
@@ -37,7 +40,7 @@ TEST_CASE("gcloud: arguments are never interpreted by a shell") {
   tpush::test::FakeGcloud fake;
   run_gcloud({"compute", "tpus", "tpu-vm", "describe", "$(touch /tmp/tpush-pwned); x", "--zone", "z",
               "--project", "p"},
-             std::chrono::seconds(30));
+             kPatient);
   CHECK(fake.count_calls("$(touch /tmp/tpush-pwned); x") == 1);
   CHECK_FALSE(std::filesystem::exists("/tmp/tpush-pwned"));
 }
@@ -58,7 +61,7 @@ TEST_CASE("gcloud: failures map to one-line messages naming the thing and the fi
        }) {
     CAPTURE(c.kind);
     fake.error("describe", c.kind);
-    GcloudResult r = run_gcloud(kDescribe, std::chrono::seconds(30));
+    GcloudResult r = run_gcloud(kDescribe, kPatient);
     CHECK_FALSE(r.ok());
     CHECK(r.exit_code == 1);
     CHECK(classify_gcloud_failure(r) == c.failure);
@@ -73,7 +76,7 @@ TEST_CASE("gcloud: failures map to one-line messages naming the thing and the fi
 TEST_CASE("gcloud: an unknown failure keeps gcloud's first error line and the exit code") {
   tpush::test::FakeGcloud fake;
   fake.write("error/describe", R"({"exit": 2, "stderr": "ERROR: (gcloud.compute.tpus.tpu-vm.describe) Something odd happened.\nmore detail\n"})");
-  GcloudResult r = run_gcloud(kDescribe, std::chrono::seconds(30));
+  GcloudResult r = run_gcloud(kDescribe, kPatient);
   CHECK(classify_gcloud_failure(r) == GcloudFailure::other);
   std::string msg = gcloud_failure_message(r, kSubject);
   CHECK(has(msg, "failed (exit 2): Something odd happened."));
@@ -109,9 +112,9 @@ TEST_CASE("gcloud: not installed") {
 
 TEST_CASE("gcloud: config get-value, set and unset") {
   tpush::test::FakeGcloud fake;
-  CHECK_FALSE(gcloud_config_value("compute/zone", std::chrono::seconds(30)).has_value());
+  CHECK_FALSE(gcloud_config_value("compute/zone", kPatient).has_value());
   fake.config("compute/zone", "europe-west4-a");
-  CHECK(gcloud_config_value("compute/zone", std::chrono::seconds(30)) == "europe-west4-a");
+  CHECK(gcloud_config_value("compute/zone", kPatient) == "europe-west4-a");
 }
 
 TEST_CASE("gcloud: error summary strips the command prefix and account sentence") {
@@ -199,7 +202,7 @@ TEST_CASE("gcloud: an interrupt fd that becomes readable kills gcloud and is lef
   // An idle interrupt fd does not get in the way.
   REQUIRE(::pipe(fds) == 0);
   std::filesystem::remove(fake.fixtures() / "error" / "describe");
-  CHECK(run_gcloud(kDescribe, std::chrono::seconds(30), fds[0]).ok());
+  CHECK(run_gcloud(kDescribe, kPatient, fds[0]).ok());
   ::close(fds[0]);
   ::close(fds[1]);
 }
