@@ -145,13 +145,16 @@ def test_tpush_stopped_while_connecting_does_not_time_out(tpush, home, faults):
         f.write(other.own_known_hosts_lines())
     os.kill(other.sshd.pid, signal.SIGSTOP)  # the kernel still completes TCP; no banner yet
     try:
-        st = tpush.stream("--connect-timeout", 2, "-w", other.host, "echo hello")
-        wait_until(lambda: client_sockets(other.port), 30, "tpush's TCP connection")
+        # The deadline leaves this test 5 s to see the connection before tpush gives up on
+        # the silent server, also on a machine busy with the rest of the suite.
+        st = tpush.stream("--connect-timeout", 5, "-w", other.host, "echo hello")
+        wait_until(lambda: client_sockets(other.port) or st.proc.poll() is not None, 30, "tpush's TCP connection")
+        assert st.proc.poll() is None, f"tpush ended before it was stopped: {st.finish(10)}"
         st.proc.send_signal(signal.SIGSTOP)
     finally:
         os.kill(other.sshd.pid, signal.SIGCONT)
     wait_until(lambda: any(q > 0 for q, _ in client_sockets(other.port)), 30, "the banner in tpush's socket")
-    time.sleep(3)  # the pause itself: longer than the connect timeout
+    time.sleep(6)  # the pause itself: longer than the connect timeout
     st.proc.send_signal(signal.SIGCONT)
     r = st.finish(timeout=60)
     assert r.returncode == 0, str(r)
