@@ -154,6 +154,16 @@ make_temp() {
   return 1
 }
 
+# Reports entry $1 of the manifest failed, with the first line of the error file
+# $2 (else $d/err), and returns 1.
+failed_at() {
+  say "failed $1 $(head -n 1 "${2:-$d/err}")"
+  return 1
+}
+
+# Reports the attempt stored: its milliseconds since it started.
+say_stored() { say stored $((($(date +%s%N) - started) / 1000000)); }
+
 # Makes the parents of file $1 of the manifest, as they were made: with umask
 # 022, and its temporary file (make_temp; tmp names it).
 prepare_file() {
@@ -161,7 +171,7 @@ prepare_file() {
   dir=${p%/*}
   [ "$dir" = "$p" ] && dir=.
   [ -z "$dir" ] && dir=/
-  (umask 022 && mkdir -p -- "$dir") 2>"$d/err" && make_temp "$dir" "${p##*/}" || { say "failed $1 $(head -n 1 "$d/err")"; return 1; }
+  (umask 022 && mkdir -p -- "$dir") 2>"$d/err" && make_temp "$dir" "${p##*/}" || failed_at "$1"
 }
 
 # Renames file $1's temporary file over its target once its size and SHA-256
@@ -174,7 +184,7 @@ place_file() {
   [ "${got%% *}" = "${sum[$1]}" ] || { say "mismatch $1"; return 2; }
   chmod "${mode[$1]}" -- "$tmp" 2>"$d/err" &&
     { [ "$keep" = 0 ] || touch -m -d "@${mtime[$1]}" -- "$tmp" 2>"$d/err"; } &&
-    mv -f -T -- "$tmp" "${path[$1]}" 2>"$d/err" || { say "failed $1 $(head -n 1 "$d/err")"; return 1; }
+    mv -f -T -- "$tmp" "${path[$1]}" 2>"$d/err" || { failed_at "$1"; return; }
   tmp=
 }
 
@@ -186,30 +196,30 @@ store() {
   while [ "$i" -lt "$n" ]; do
     if [ "${kind[i]}" = d ]; then
       if [ ! -d "${path[i]}" ]; then
-        (umask 022 && mkdir -p -- "${path[i]}") 2>"$d/err" && chmod "${mode[i]}" -- "${path[i]}" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+        (umask 022 && mkdir -p -- "${path[i]}") 2>"$d/err" && chmod "${mode[i]}" -- "${path[i]}" 2>"$d/err" || { failed_at "$i"; return; }
       fi
     else
       prepare_file "$i" || return 1
-      head -c "${size[i]}" > "$tmp" 2>"$d/err" || { say "failed $i $(head -n 1 "$d/err")"; return 1; }
+      head -c "${size[i]}" > "$tmp" 2>"$d/err" || { failed_at "$i"; return; }
       place_file "$i" || return
     fi
     i=$((i + 1))
   done
-  say stored $((($(date +%s%N) - started) / 1000000))
+  say_stored
 }
 
-# Stores a copy of one file that its writer, attempt $1's FIFO's (relay_write.sh),
-# stores itself, passing the bytes on ($2: 1) or not (empty): it learns the
-# temporary file's name from $in.to, written before the FIFO is opened, and
-# ends when it does.
+# Attempt $1 of a copy of one file, which the writer of its FIFO stores itself
+# (relay_write.sh), passing the bytes on ($2: 1) or not (empty): the temporary
+# file's name goes in $in.to before the FIFO is opened, and the writer's end is
+# the FIFO's end of file; then the file is checked and placed as store() does.
 store_direct() {
   prepare_file 0 || return 1
   printf '%s\n%s\n' "$2" "$tmp" > "$in.to"
   IFS= read -r _ < "$in"
   rm -f -- "$in.to"
-  [ -s "$in.err" ] && { say "failed 0 $(head -n 1 "$in.err")"; return 1; }
+  [ -s "$in.err" ] && { failed_at 0 "$in.err"; return; }
   place_file 0 || return
-  say stored $((($(date +%s%N) - started) / 1000000))
+  say_stored
 }
 
 # go ATTEMPT - | go ATTEMPT ADDRESS PORT USER ALIAS KEYTYPE KEY DIRECTORY IDTYPE IDKEY:

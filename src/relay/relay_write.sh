@@ -10,9 +10,9 @@
 # fwd, its errors in $f.err, so the bytes cross no FIFO and no pipe on this
 # worker. It keeps the session's stderr open on fd 5: with stdout and stderr
 # both closed, sshd would end the channel's output, and the sender (tpush)
-# would stop sending. It keeps the FIFO open until it ends: the receiver's end of file. The
-# temporary file is opened read-only first, which never makes one, then for
-# writing through /proc/self/fd: a writer that comes late, after the receiver
-# removed it, leaves nothing behind.
+# would stop sending. It keeps the FIFO open until it ends: the receiver's end
+# of file. The temporary file is opened read-only first, which never makes one,
+# then for writing through /proc/self/fd: a writer that comes late, after the
+# receiver removed it, leaves nothing behind.
 # shellcheck disable=SC2154 # f: set by the script this is filled into
 [ -e "$f.to" ] || exec cat >&3 3>&-; { read -r w && read -r t; } < "$f.to" && exec 4< "$t" && [ -f /proc/self/fd/4 ] && [ -O /proc/self/fd/4 ] || exit 1; [ "$w" = 1 ] && exec tee -p "${f%/*}/fwd" 5>&2 2> "$f.err" > /proc/self/fd/4 4<&-; exec cat 5>&2 2> "$f.err" > /proc/self/fd/4 4<&-
