@@ -44,14 +44,15 @@ readonly dev_pkgs=(doctest-dev)
 # runs the integration tests side by side; shellcheck reads the scripts tpush
 # sends to workers, and busybox's shell runs them as a worker with busybox's
 # userland would. sudo (and passwd's useradd, chpasswd) for --sudo's tests, as
-# root: a login user with a password and sudoers rules of the test's.
+# root: a login user with a password and sudoers rules of the test's. ccache keeps
+# what the compiler made, so CI's second clone builds in seconds.
 readonly test_pkgs=(
   openssh-server openssh-client python3 python3-pytest netbase
   nftables iproute2 procps psmisc lsof rsync
   pdsh clustershell
   man-db zsh fish
   python3-pexpect python3-pyte
-  python3-pytest-xdist shellcheck busybox sudo passwd
+  python3-pytest-xdist shellcheck busybox sudo passwd ccache
 )
 # The tools tpush is measured against.
 readonly bench_pkgs=(pssh hyperfine strace time)
