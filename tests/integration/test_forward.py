@@ -9,6 +9,7 @@ import random
 import re
 import signal
 import socket
+import subprocess
 import threading
 import time
 import urllib.request
@@ -148,6 +149,20 @@ def test_a_local_port_in_use_is_a_usage_error(farm, tpush):
     assert r.returncode == 2, str(r)
     assert re.search(rf"forward {port}:localhost:80: local port {port} is in use on 127\.0\.0\.1 "
                      rf"\(pick another local port", r.err), str(r)
+
+
+def test_a_local_port_below_1024_without_the_right_is_a_usage_error(farm, tpush):
+    """As a user without CAP_NET_BIND_SERVICE: tpush runs in a user and network namespace
+    of its own (root or not), where ports below 1024 are privileged and the capability is
+    dropped, so listening on port 80 fails as it does for a normal user."""
+    argv = ["unshare", "--user", "--map-root-user", "--net", "sh", "-c",
+            'sysctl -qw net.ipv4.ip_unprivileged_port_start=1024 && exec setpriv --bounding-set=-net_bind_service '
+            '--inh-caps=-net_bind_service "$@"', "sh", str(tpush.binary), *host_args(farm.hosts[:1])]
+    r = subprocess.run([*argv, "forward", "80:localhost:8080"], env=tpush.env(), stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr == (
+        "tpush: error: forward 80:localhost:8080: local port 80 is below 1024, which only root may listen on "
+        "(pick a port of 1024 or more)\n"), (r.returncode, r.stderr)
 
 
 @pytest.mark.parametrize("spec, says", [
