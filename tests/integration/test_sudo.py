@@ -233,6 +233,24 @@ def test_kill_sudo_takes_the_same_way(tpush, sudoer):
             victim.wait()
 
 
+def test_ps_sudo_takes_the_same_way(tpush, sudoer):
+    """ps --sudo as a user with a password: asked once, and it lists a process of another
+    user (the test's), which ps as that user leaves out as not its own."""
+    marker = "tpush-sudo-" + secrets.token_hex(4)
+    other = subprocess.Popen(["bash", "-c", f"exec -a {marker} sleep 300"], start_new_session=True)
+    host = sudoer.hosts[0]
+    try:
+        status, transcript, prompts = at_terminal(tpush, ["ps", "--sudo", *hosts_args(sudoer)[:2], "-w", host, marker])
+        assert prompts == 1 and status == 0, transcript
+        assert any(str(other.pid) in line for line in worker_lines(transcript, [host])[host]), transcript
+        status, transcript, prompts = at_terminal(tpush, ["ps", *hosts_args(sudoer)[:2], "-w", host, marker])
+        assert prompts == 0 and not any(str(other.pid) in line for line in worker_lines(transcript, [host])[host]), \
+            transcript
+    finally:
+        other.kill()
+        other.wait()
+
+
 @pytest.mark.parametrize("tty", [[], ["--tty"]], ids=["pipe", "tty"])
 def test_interrupt_stops_the_root_command(tpush, sudoer, tty):
     """Ctrl-C (INT to tpush) reaches the command sudo runs as root, through sudo (or a
