@@ -19,9 +19,7 @@ namespace {
 const std::vector<std::string> kDescribe = {"compute", "tpus", "tpu-vm", "describe", "v4-32", "--zone",
                                             "us-central2-b", "--project", "tpush-test", "--format=json"};
 const GcloudSubject kSubject{"TPU", "v4-32", "tpush-test", {"us-central2-b"}, "--zone"};
-// Far above what the stand-in takes (about a second, as gcloud does) even on a machine
-// busy with the rest of the suite; the tests of timeouts set their own.
-constexpr std::chrono::seconds kPatient{300};
+constexpr auto kPatient = tpush::test::FakeGcloud::patient;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -42,6 +43,11 @@ inline std::string fixture(const std::string& kind, const std::string& name) {
 
 class FakeGcloud {
  public:
+  // A gcloud deadline far above what the stand-in takes (about a second of CPU, as
+  // gcloud's start-up does) even on a machine busy with the rest of the suite (over 30 s
+  // there): for the tests that are not about timeouts, which set their own.
+  static constexpr std::chrono::seconds patient{300};
+
   FakeGcloud() {
     namespace fs = std::filesystem;
     char tmpl[] = "/tmp/tpush-tpu-test-XXXXXX";
