@@ -45,7 +45,7 @@ readonly dev_pkgs=(doctest-dev)
 # sends to workers, and busybox's shell runs them as a worker with busybox's
 # userland would. sudo (and passwd's useradd, chpasswd) for --sudo's tests, as
 # root: a login user with a password and sudoers rules of the test's. ccache keeps
-# what the compiler made, so CI's second clone builds in seconds.
+# what the compiler made, so CI's next clone (same directory) builds in seconds.
 readonly test_pkgs=(
   openssh-server openssh-client python3 python3-pytest netbase
   nftables iproute2 procps psmisc lsof rsync
