@@ -693,9 +693,11 @@ ListOutcome tpush_outcome(const std::string& expr, const HostListOptions& option
 }
 
 // nodeset's groups.conf for the corpus's groups file: the flat-file source that
-// ClusterShell's own groups.conf defines as "local".
+// ClusterShell's own groups.conf defines as "local". Its path is absolute: nodeset
+// runs the upcalls in the directory of groups.conf (a relative one, from a relative
+// __FILE__, made every group an error there: seen).
 std::string write_groups_conf(const tpush::test::TempDir& dir) {
-  const auto groups = (tpush::test::host_list_fixtures() / "groups").string();
+  const auto groups = std::filesystem::absolute(tpush::test::host_list_fixtures() / "groups").string();
   const auto conf = dir / "groups.conf";
   std::ofstream(conf) << "[Main]\ndefault: local\n[local]\n"
                       << "map: sed -n 's/^$GROUP:\\(.*\\)/\\1/p' " << groups << "\n"
