@@ -71,11 +71,15 @@ def trust_an_impostor(home, tmp_path, entry: str) -> None:
 
 
 @pytest.fixture
-def run_dir(tmp_path):
-    d = tmp_path / "run"
-    d.mkdir(mode=0o700)
+def run_dir():
+    """The masters' XDG_RUNTIME_DIR: short, as a login's /run/user/UID is. Under pytest's
+    tmp_path, which holds the user's name, a socket path passed the 108 bytes a Unix
+    socket may have for a longer name than root's, and tpush rightly ran without a
+    master (seen as a normal user)."""
+    d = Path(tempfile.mkdtemp(prefix="tpush-run-"))
     yield d
     kill_pids(masters(d))  # a master may end on its own meanwhile
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

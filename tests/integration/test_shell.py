@@ -57,7 +57,7 @@ class Shell:
         return status if status is not None else 128 + self.child.signalstatus
 
 
-def test_a_shell_on_the_first_worker_with_a_terminal_of_this_size(farm, tpush):
+def test_a_shell_on_the_first_worker_with_a_terminal_of_this_size(farm, tpush, pty_farm):
     """No LABEL: the first worker. Its shell has a pty (tty names one) the size of the local
     terminal, and it is a login over SSH to that worker's address."""
     sh = Shell(tpush, [*host_args(farm.hosts[:3]), "shell"], rows=33, cols=111)
@@ -68,14 +68,14 @@ def test_a_shell_on_the_first_worker_with_a_terminal_of_this_size(farm, tpush):
     assert sh.exit_code() == 0
 
 
-def test_a_label_names_the_worker(farm, tpush):
+def test_a_label_names_the_worker(farm, tpush, pty_farm):
     sh = Shell(tpush, ["--label", "index", *host_args(farm.hosts[:4]), "shell", "w2"])
     assert sh.line("echo $SSH_CONNECTION").split()[2] == farm.addresses[2]
     sh.child.send("exit\r")
     assert sh.exit_code() == 0
 
 
-def test_a_resize_reaches_the_remote_terminal(farm, tpush):
+def test_a_resize_reaches_the_remote_terminal(farm, tpush, pty_farm):
     """The local terminal changes size (SIGWINCH to tpush, which it does not take: it reads
     the size at every tick): the remote pty follows, as `stty size` there says."""
     sh = Shell(tpush, [*host_args(farm.hosts[:1]), "shell"], rows=24, cols=80)
@@ -90,7 +90,7 @@ def test_a_resize_reaches_the_remote_terminal(farm, tpush):
     assert sh.exit_code() == 0
 
 
-def test_ctrl_c_stays_remote_and_the_exit_status_comes_back(farm, tpush):
+def test_ctrl_c_stays_remote_and_the_exit_status_comes_back(farm, tpush, pty_farm):
     """^C interrupts the remote foreground command, not tpush; `exit 7` ends tpush with 7."""
     sh = Shell(tpush, [*host_args(farm.hosts[:1]), "shell"])
     sh.child.send("sleep 60; echo not-interrupted\r")
@@ -104,7 +104,7 @@ def test_ctrl_c_stays_remote_and_the_exit_status_comes_back(farm, tpush):
     assert sh.exit_code() == 7
 
 
-def test_the_screen_is_the_remote_programs(farm, tpush):
+def test_the_screen_is_the_remote_programs(farm, tpush, pty_farm):
     """What the shell prints reaches the terminal byte for byte (escape sequences too): the
     screen shows what a full-screen program drew, with no prefix and nothing held back."""
     sh = Shell(tpush, [*host_args(farm.hosts[:1]), "shell"], rows=20, cols=100)
@@ -114,7 +114,7 @@ def test_the_screen_is_the_remote_programs(farm, tpush):
     assert sh.exit_code() == 0
 
 
-def test_the_local_terminal_is_as_it_was_afterwards(farm, tpush):
+def test_the_local_terminal_is_as_it_was_afterwards(farm, tpush, pty_farm):
     """tpush puts the terminal in raw mode for the shell and back afterwards: the same
     settings before and after, whether the shell exits or the connection is lost."""
     wrap = 'b=$(stty -g); TPUSH; echo status=$?; [ "$(stty -g)" = "$b" ] && echo same-settings'
