@@ -693,11 +693,10 @@ ListOutcome tpush_outcome(const std::string& expr, const HostListOptions& option
 }
 
 // nodeset's groups.conf for the corpus's groups file: the flat-file source that
-// ClusterShell's own groups.conf defines as "local". Its path is absolute: nodeset
-// runs the upcalls in the directory of groups.conf (a relative one, from a relative
-// __FILE__, made every group an error there: seen).
+// ClusterShell's own groups.conf defines as "local" (by absolute path: nodeset runs
+// the upcalls in groups.conf's directory).
 std::string write_groups_conf(const tpush::test::TempDir& dir) {
-  const auto groups = std::filesystem::absolute(tpush::test::host_list_fixtures() / "groups").string();
+  const auto groups = (tpush::test::host_list_fixtures() / "groups").string();
   const auto conf = dir / "groups.conf";
   std::ofstream(conf) << "[Main]\ndefault: local\n[local]\n"
                       << "map: sed -n 's/^$GROUP:\\(.*\\)/\\1/p' " << groups << "\n"

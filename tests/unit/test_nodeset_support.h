@@ -19,13 +19,8 @@
 
 namespace tpush::test {
 
-inline std::filesystem::path repo_root() {
-  // tests/unit/test_nodeset_support.h -> repository root
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-}
-
 inline std::filesystem::path host_list_fixtures() {
-  return repo_root() / "tests" / "fixtures" / "host_lists";
+  return source_root() / "tests" / "fixtures" / "host_lists";
 }
 
 struct NodesetRun {

@@ -24,6 +24,14 @@
 
 namespace tpush::test {
 
+// The repository's top directory (tests/unit/test_support.h, three levels up),
+// absolute: fixtures found through it are named to processes the tests start (a
+// PATH entry, a file nodeset's upcalls read from the directory of its config), so a
+// relative __FILE__ must not make them relative to wherever the test runs.
+inline std::filesystem::path source_root() {
+  return std::filesystem::absolute(std::filesystem::path(__FILE__).parent_path().parent_path().parent_path());
+}
+
 // An anonymous in-memory file: the Writer writes to it, the test reads it back.
 class MemFile {
  public:

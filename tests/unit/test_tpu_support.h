@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
 #include "tpush/inventory/tpu_describe.h"
 
 namespace tpush::test {
@@ -24,11 +25,6 @@ namespace tpush::test {
 // A TPU node of the stand-in gcloud's project and zone.
 inline inventory::TpuNodeRef test_node(const std::string& name) {
   return {"tpush-test", "us-central2-b", name};
-}
-
-inline std::filesystem::path source_root() {
-  // tests/unit/test_tpu_support.h -> repository root
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
 }
 
 // The text of a stand-in gcloud fixture: tests/fixtures/gcloud/KIND/tpush-test/us-central2-b/NAME.json.
