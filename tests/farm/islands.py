@@ -6,6 +6,7 @@ N copies. Used by the copy and relay tests and by bench/relay.py."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -63,7 +64,7 @@ class Island(farm_mod.Sshd):
             script = f"mount -t tmpfs -o size={self.tmpfs_size},mode=0755 tpush-island {self.data} && "
         if self.broken:
             script += f"mount --bind /bin/false {self.broken} && "
-        script += f"exec {farm_mod.SSHD} -D -f {self.config} -E {self.log}"
+        script += "exec " + shlex.join(farm_mod.sshd_command(self.config, self.log))
         self.proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)

@@ -61,11 +61,11 @@ from pathlib import Path
 
 try:  # works both as tests/farm/jump.py on sys.path and as a package module
     from farm import (SSHD, Sshd, StartStop, _raise_nofile, alive, cmdline, descendants, free_port,
-                      keygen, kill_pids, known_hosts_lines, tail, wait_for_banner, worker_address)
+                      keygen, kill_pids, known_hosts_lines, sshd_command, tail, wait_for_banner, worker_address)
     from faults import fault_address
 except ImportError:  # pragma: no cover
     from .farm import (SSHD, Sshd, StartStop, _raise_nofile, alive, cmdline, descendants, free_port,
-                       keygen, kill_pids, known_hosts_lines, tail, wait_for_banner, worker_address)
+                       keygen, kill_pids, known_hosts_lines, sshd_command, tail, wait_for_banner, worker_address)
     from .faults import fault_address
 
 IP = "ip"
@@ -183,7 +183,7 @@ class ReachSshd(Sshd):
         self.log.unlink(missing_ok=True)
         prefix = [IP, "netns", "exec", self.netns] if self.netns else []
         self.proc = subprocess.Popen(
-            [*prefix, SSHD, "-D", "-f", str(self.config), "-E", str(self.log)],
+            [*prefix, *sshd_command(self.config, self.log)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, preexec_fn=_raise_nofile)
         self.pid = self.proc.pid

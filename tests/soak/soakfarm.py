@@ -149,7 +149,7 @@ class SoakFarm(farm_mod.StartStop):
         farm.wait_for_banner's one-second tries, and a failed Sshd.start() would kill
         every session the new sshd already serves."""
         s.proc = subprocess.Popen(
-            [farm_mod.SSHD, "-D", "-f", str(s.config), "-E", str(s.log)],
+            farm_mod.sshd_command(s.config, s.log),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, preexec_fn=farm_mod._raise_nofile)
         s.pid = s.proc.pid
