@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -39,6 +40,7 @@ FARM_WORKERS = int(os.environ.get("TPUSH_TEST_WORKERS", "64"))
 # Tests run as whoever runs them: the farm's sshd logs in this user.
 USER = getpass.getuser()
 IS_ROOT = os.geteuid() == 0
+LOGIN_SHELL = pwd.getpwuid(os.getuid()).pw_shell
 DEFAULT_TIMEOUT = 120  # seconds; a hung tpush fails its test instead of hanging the suite
 
 SUMMARY_HEAD = re.compile(
@@ -89,6 +91,18 @@ def pty_farm(farm):
     so as a normal user these tests are skipped; the root run covers them."""
     if not IS_ROOT:
         pytest.skip(f"the farm's sshd runs as {USER}, not root: it cannot give pseudo-terminals")
+    return farm
+
+
+@pytest.fixture
+def bash_farm(farm):
+    """For tests of kept shells, which are bash's: in any other login shell tpush keeps
+    none and runs each command on a channel of its own (what every other persist test
+    checks, whatever the shell). The farm logs in whoever runs the tests, with their own
+    login shell, and Debian's useradd gives /bin/sh: such a user skips these tests; root's
+    run, and any user whose shell is bash, covers them."""
+    if Path(LOGIN_SHELL).name != "bash":
+        pytest.skip(f"{USER}'s login shell is {LOGIN_SHELL}, not bash: tpush keeps no shell in it")
     return farm
 
 

@@ -273,6 +273,7 @@ def test_a_frozen_kept_session_is_replaced(farm, tpush, penv, tmp_path):
     assert sorted(ran.read_text().split()) == sorted(farm.addresses[:len(hosts)])
 
 
+@pytest.mark.usefixtures("bash_farm")
 def test_a_command_whose_answer_is_lost_is_not_run_again(farm, tpush, penv, relay, tmp_path):
     """The way back from a kept session goes deaf (its proxy drops what the worker sends):
     the command, sent at once, runs there but never answers; after the silence limit the
@@ -741,6 +742,7 @@ def test_a_runtime_dir_that_is_not_ours_falls_back_to_tmp(farm, tpush, tmp_path)
     wait_until(lambda: masters(fallback, mark) == [], 10, "the master to end")
 
 
+@pytest.mark.usefixtures("bash_farm")
 def test_a_repeat_runs_in_the_kept_shells(farm, tpush, penv):
     """The first run leaves a shell waiting on each kept session; a repeat's commands run
     there: sshd starts nothing for them, and stdout, stderr (a last line without a
@@ -762,6 +764,7 @@ def test_a_repeat_runs_in_the_kept_shells(farm, tpush, penv):
         assert err_lines(through) == err_lines(direct), f"{direct}\n{through}"
 
 
+@pytest.mark.usefixtures("bash_farm")
 def test_a_changed_login_file_is_read_by_the_next_command(farm, tpush, penv):
     """A kept shell read bash's startup files when it started; once one changes (or goes
     away), the next command runs as a new login would, and sees the change."""
@@ -785,6 +788,7 @@ def test_a_changed_login_file_is_read_by_the_next_command(farm, tpush, penv):
         farm.sshd.bash_env.unlink(missing_ok=True)
 
 
+@pytest.mark.usefixtures("bash_farm")
 def test_a_login_file_edited_in_the_tick_the_shells_started_is_seen(farm, tpush, penv):
     """An edit that leaves a login file its size and its mtime to the nanosecond, as an
     edit in the clock tick the kept shells started in would look to a comparison of
@@ -823,6 +827,7 @@ def test_a_process_left_holding_the_output_is_waited_for(farm, tpush, penv):
     assert all(v == ["next"] for v in split_prefixed(r.out, hosts).values()), str(r)
 
 
+@pytest.mark.usefixtures("bash_farm")
 def test_a_kept_shell_killed_between_runs(farm, tpush, penv):
     """The kept shells are killed while idle (by the user, say): the next run runs its
     commands on exec channels of the same sessions (no new login), and starts new shells
