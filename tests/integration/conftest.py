@@ -437,16 +437,18 @@ def agent(tmp_path):
     """A private ssh-agent (foreground, killed by PID at teardown); yields its socket path."""
     sock = tmp_path / "agent.sock"
     proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        end = time.monotonic() + 10
-        while not sock.exists():  # poll for the socket
-            if proc.poll() is not None or time.monotonic() > end:
-                pytest.fail("ssh-agent did not create its socket")
-            time.sleep(0.01)
+        # It prints its SSH_AUTH_SOCK line once the socket listens (or ends, if it cannot).
+        # The socket's file alone is not that: it exists from bind(), and a connection
+        # before listen() is refused (ssh-add failed so once under ASan in CI).
+        line = proc.stdout.readline()
+        if not line.startswith(b"SSH_AUTH_SOCK="):
+            pytest.fail(f"ssh-agent -D -a {sock} did not start (exit {proc.poll()}, said {line!r})")
         yield sock
     finally:
+        proc.stdout.close()
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(timeout=10)
