@@ -15,6 +15,7 @@ import getpass
 import os
 import pwd
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -443,9 +444,10 @@ def agent(tmp_path):
         # It prints its SSH_AUTH_SOCK line once the socket listens (or ends, if it cannot).
         # The socket's file alone is not that: it exists from bind(), and a connection
         # before listen() is refused (ssh-add failed so once under ASan in CI).
-        line = proc.stdout.readline()
+        ready, _, _ = select.select([proc.stdout], [], [], 10)
+        line = proc.stdout.readline() if ready else b""
         if not line.startswith(b"SSH_AUTH_SOCK="):
-            pytest.fail(f"ssh-agent -D -a {sock} did not start (exit {proc.poll()}, said {line!r})")
+            pytest.fail(f"ssh-agent -D -a {sock} did not start within 10 s (exit {proc.poll()}, said {line!r})")
         yield sock
     finally:
         proc.stdout.close()
