@@ -91,13 +91,22 @@ void Scheduler::start_more(Clock::time_point now) {
   }
 }
 
-// A handshake that completed tells the pace how long it took; one that failed
-// tells nothing about load (refused, no route, a deadline of its own). A job
-// ready at its start (a session kept from an earlier run) made no handshake.
+// A handshake that passed a stage or completed tells the pace how long it
+// took; one that failed tells nothing about load (refused, no route, a
+// deadline of its own). A job ready at its start (a session kept from an
+// earlier run) made no handshake.
 void Scheduler::note_setup(Slot& slot) {
   const Job& job = *slot.job;
   if (job.connecting()) {
-    if (!slot.connecting_since) slot.connecting_since = now_();  // again, on a fresh session
+    if (!slot.connecting_since) {  // again, on a fresh session
+      slot.connecting_since = slot.stage_since = now_();
+      slot.stage = job.setup_stage();
+    } else if (const std::size_t stage = job.setup_stage(); stage > slot.stage) {
+      const auto now = now_();
+      pace_.progressed(stage, now - slot.stage_since);
+      slot.stage = stage;
+      slot.stage_since = now;
+    }
   } else if (slot.connecting_since) {
     if (!job.finished()) {
       const auto now = now_();

@@ -89,6 +89,17 @@ Clock::time_point SessionJob::setup_progress(Clock::time_point now) const {
   return connection_->waiting_turn() ? now : connection_->heard_from();
 }
 
+// The stages that wait on the server: TCP's answer, then the key exchange
+// (checking its host key is tpush's own work; auth ends the handshake).
+std::size_t SessionJob::setup_stage() const {
+  switch (connection_->phase()) {
+    case ssh::Session::Phase::handshake: return 1;
+    case ssh::Session::Phase::host_key:
+    case ssh::Session::Phase::auth: return 2;
+    default: return 0;
+  }
+}
+
 // The connect deadline counts the worker's own time: not tpush's stalls, and
 // not the wait for a turn in tpush's own queue (ssh/session_watch.h).
 void SessionJob::tick(Clock::time_point now) {

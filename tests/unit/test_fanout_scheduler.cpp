@@ -49,6 +49,7 @@ struct Behaviour {
   bool connecting = false;          // setting up its connection until it finishes
   bool finish_on_forward = false;   // its command ends as the first interrupt reaches it
   bool silent = false;              // ... hearing nothing from its server all along
+  std::vector<int> stage_ticks;     // ... passing stage k+1 of its setup at its stage_ticks[k]-th tick
   std::function<void(std::size_t index, int advance)> on_advance;
   std::function<void(std::size_t index, int tick)> on_tick;
 };
@@ -107,6 +108,11 @@ class FakeJob : public Job {
   bool connecting() const override { return b_.connecting && !done_; }
   Clock::time_point setup_progress(Clock::time_point now) const override {
     return b_.silent ? begun_.value_or(now) : now;
+  }
+  std::size_t setup_stage() const override {
+    const int ticks = probe_.ticks[index_];
+    return static_cast<std::size_t>(std::count_if(b_.stage_ticks.begin(), b_.stage_ticks.end(),
+                                                  [ticks](int t) { return t <= ticks; }));
   }
   WorkerResult result() const override { return result_; }
 
@@ -542,4 +548,33 @@ TEST_CASE("scheduler: attempts that hear nothing stop holding places among the h
   // ... but not before the first ones had been silent for the pace's limit:
   // at first they held every place.
   CHECK(probe.max_running >= static_cast<int>(tpush::fanout::HandshakePace::initial_window));
+}
+
+TEST_CASE("scheduler: handshakes that pass their stages in about as many round trips start more before any completes") {
+  using namespace std::chrono_literals;
+  // Workers far away: each tick is a second on the clock (a round trip, say).
+  // TCP answers at the first tick, keys are exchanged two ticks later, and the
+  // handshake takes six; worker 0, whose ticks move the clock, stays longer.
+  constexpr std::size_t n = 48;
+  Probe probe(n);
+  Clock::duration skipped{0};
+  auto now = [&skipped] { return Clock::now() + skipped; };
+  int created_when_one_done = -1;
+  auto behaviour = [&](std::size_t i) {
+    Behaviour b;
+    b.connecting = true;
+    b.stage_ticks = {1, 3};
+    b.finish_after_ticks = i == 0 ? 12 : 6;
+    b.on_tick = [&, i](std::size_t, int tick) {
+      if (i == 0) skipped += 1s;
+      if (tick == 6 && created_when_one_done < 0)
+        created_when_one_done = static_cast<int>(std::count(probe.created.begin(), probe.created.end(), 1));
+    };
+    return b;
+  };
+  Scheduler s(n, n, factory_for(probe, behaviour), -1, nullptr, {}, nullptr, now);
+  check_all_ok(s.run());
+  // The first ones' key exchanges each let one more start: twice the initial
+  // bound were under way before any handshake completed.
+  CHECK(created_when_one_done >= 2 * static_cast<int>(tpush::fanout::HandshakePace::initial_window));
 }

@@ -129,6 +129,27 @@ TEST_CASE("session job: a worker waiting its turn for its jump host's channel ge
   CHECK(job->result().reason == "connect timed out after 10s (still waiting for a channel of its jump host)");
 }
 
+TEST_CASE("session job: the stages of its handshake that wait on the server are counted for the pace") {
+  Fixture f;
+  f.sessions.next.on_advance = Phase::connect;
+  auto job = f.job();
+  job->advance(f.clock.now);
+  CHECK(job->setup_stage() == 0);  // TCP's connect under way
+  f.sessions.last().on_advance = Phase::handshake;
+  job->advance(f.clock.now);
+  CHECK(job->setup_stage() == 1);  // the server answered
+  f.sessions.last().on_advance = Phase::host_key;
+  job->advance(f.clock.now);
+  CHECK(job->setup_stage() == 2);  // keys exchanged: its host key is tpush's to check
+  f.sessions.last().on_advance = Phase::auth;
+  job->advance(f.clock.now);
+  CHECK(job->setup_stage() == 2);
+  CHECK(job->connecting());
+  f.sessions.last().on_advance = Phase::ready;
+  job->advance(f.clock.now);
+  CHECK_FALSE(job->connecting());  // the handshake is done: the pace hears of it as completed
+}
+
 TEST_CASE("session job: a worker that cannot be connected to is unreachable, with the session's reason") {
   Fixture f;
   f.sessions.next.on_advance = Phase::failed;

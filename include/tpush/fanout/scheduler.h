@@ -82,6 +82,8 @@ class Scheduler final : public util::Reactor {
     std::unique_ptr<Job> job;
     Watch watch;
     std::optional<Clock::time_point> connecting_since;  // a handshake under way, for the pace
+    Clock::time_point stage_since{};                    // ... and the stage it last passed
+    std::size_t stage = 0;
   };
   struct Service {
     util::Pollable* pollable = nullptr;  // null once removed (indexes stay put)

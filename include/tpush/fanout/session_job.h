@@ -30,6 +30,7 @@ class SessionJob : public WorkerJob {
   bool paused_for_output() const final { return working_ && work_paused(); }
   bool connecting() const final { return !finished() && !working_; }
   Clock::time_point setup_progress(Clock::time_point now) const final;
+  std::size_t setup_stage() const final;
 
  protected:
   SessionJob(std::size_t index, ssh::Endpoint endpoint, const ssh::ConnectionSettings& settings,
