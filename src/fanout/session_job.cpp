@@ -89,13 +89,14 @@ Clock::time_point SessionJob::setup_progress(Clock::time_point now) const {
   return connection_->waiting_turn() ? now : connection_->heard_from();
 }
 
-// The stages that wait on the server: TCP's answer, then the key exchange
-// (checking its host key is tpush's own work; auth ends the handshake).
+// The stages that wait on the server: TCP's answer, sshd's banner, then the
+// key exchange (checking its host key is tpush's own work; auth ends the
+// handshake).
 std::size_t SessionJob::setup_stage() const {
   switch (connection_->phase()) {
-    case ssh::Session::Phase::handshake: return 1;
+    case ssh::Session::Phase::handshake: return connection_->greeted() ? 2 : 1;
     case ssh::Session::Phase::host_key:
-    case ssh::Session::Phase::auth: return 2;
+    case ssh::Session::Phase::auth: return 3;
     default: return 0;
   }
 }

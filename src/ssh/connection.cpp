@@ -103,6 +103,7 @@ long Connection::recv_callback(int fd, void* buf, std::size_t len, int flags, vo
     self->last_receive_ = self->settings_.now();
     if (!self->reached_ && self->transport_) self->transport_->answered();
     self->reached_ = true;  // through a transport, the first bytes say so
+    self->greeted_ = true;
     // Without this, the kernel delays our ACKs and sshd's Nagle waits on them:
     // ~40 ms per round trip on loopback. QUICKACK is not sticky, so re-arm it.
     if (!self->transport_) {

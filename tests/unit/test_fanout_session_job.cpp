@@ -137,13 +137,16 @@ TEST_CASE("session job: the stages of its handshake that wait on the server are 
   CHECK(job->setup_stage() == 0);  // TCP's connect under way
   f.sessions.last().on_advance = Phase::handshake;
   job->advance(f.clock.now);
-  CHECK(job->setup_stage() == 1);  // the server answered
+  CHECK(job->setup_stage() == 1);  // TCP answered (the server's kernel)
+  f.sessions.last().greeted = true;
+  job->advance(f.clock.now);
+  CHECK(job->setup_stage() == 2);  // sshd's banner came
   f.sessions.last().on_advance = Phase::host_key;
   job->advance(f.clock.now);
-  CHECK(job->setup_stage() == 2);  // keys exchanged: its host key is tpush's to check
+  CHECK(job->setup_stage() == 3);  // keys exchanged: its host key is tpush's to check
   f.sessions.last().on_advance = Phase::auth;
   job->advance(f.clock.now);
-  CHECK(job->setup_stage() == 2);
+  CHECK(job->setup_stage() == 3);
   CHECK(job->connecting());
   f.sessions.last().on_advance = Phase::ready;
   job->advance(f.clock.now);

@@ -200,6 +200,7 @@ struct FakeSessionState {
   ssh::Clock::time_point heard{};
   ssh::Clock::duration stalled{}, waited{};
   bool waiting_turn = false;
+  bool greeted = false;  // the server's banner came
   bool peer_closed = false;
   bool accept_resume = true;  // the host key is still accepted when a later run takes it
   int advances = 0, ticks = 0, resumed = 0, parked = 0;
@@ -257,6 +258,7 @@ class FakeSession final : public ssh::Session {
   const std::string& failure_reason() const override { return s_->failure; }
   const std::string& warning() const override { return no_warning_; }
   bool reached() const override { return s_->phase != Phase::resolve; }
+  bool greeted() const override { return s_->greeted; }
   std::string path_failure() const override { return s_->path_failure; }
   void new_turn() override {}
   void note_tick(ssh::Clock::time_point) override {}

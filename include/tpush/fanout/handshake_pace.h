@@ -16,10 +16,10 @@
 // handshakes, as TCP's window is by ACKs. A handshake is some eight round
 // trips, so doubling once per handshake holds back a laptop 150 ms from its
 // pod for seconds. The first stage, TCP's connect, is answered by the
-// server's kernel: one round trip, whatever sshd's load. A later stage (the
-// key exchange: two to four round trips, and sshd's start) that takes about
-// as long as that stage's fastest adds one to the bound, if the fastest was a
-// few round trips. On loopback a stage is sshd's CPU, hundreds of round
+// server's kernel: one round trip, whatever sshd's load. A later stage
+// (sshd's banner: a round trip and sshd's start; the key exchange: two to
+// four round trips) that takes about as long as that stage's fastest adds one
+// to the bound, if the fastest was a few round trips. On loopback a stage is sshd's CPU, hundreds of round
 // trips, and only whole handshakes grow the bound; so too behind a proxy
 // that answers the connect itself (a ProxyCommand, an IAP tunnel).
 //

@@ -44,8 +44,9 @@ class Job {
   // long (a blackholed address) stops holding a place among those paced.
   virtual Clock::time_point setup_progress(Clock::time_point now) const { return now; }
   // While connecting(): how many stages of the setup that wait on the far
-  // side the attempt has passed (a session: 1 once the server answered, 2
-  // once keys are exchanged). The pace's clock (handshake_pace.h).
+  // side the attempt has passed (a session: 1 once TCP is answered, 2 once
+  // sshd's banner came, 3 once keys are exchanged). The pace's clock
+  // (handshake_pace.h).
   virtual std::size_t setup_stage() const { return 0; }
   virtual WorkerResult result() const = 0;
 };

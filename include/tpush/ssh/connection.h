@@ -38,6 +38,7 @@ class Connection final : public Session {
   Phase advance() override;
   Phase phase() const override { return phase_; }
   bool reached() const override { return reached_; }
+  bool greeted() const override { return greeted_; }
   std::string path_failure() const override { return transport_ ? transport_->failure() : std::string(); }
   int fd() const override;
   util::Wait wait() const override;
@@ -133,6 +134,7 @@ class Connection final : public Session {
   const addrinfo* connecting_to_ = nullptr;  // the address of the connect under way
   std::string connect_error_;
   bool reached_ = false;
+  bool greeted_ = false;
 
   LIBSSH2_SESSION* session_ = nullptr;
   Clock::time_point last_receive_ = settings_.now();

@@ -128,6 +128,9 @@ class Session {
   // True once the TCP connection was established, or bytes arrived through
   // the transport (later failures are not about the address).
   virtual bool reached() const = 0;
+  // True once the server sent its first bytes (its banner, during the
+  // handshake): the pace's clock (fanout/handshake_pace.h).
+  virtual bool greeted() const = 0;
   // Why the way to the worker (jump host, proxy command) failed, if it did:
   // the cause of a connection lost mid-run. Empty without a transport.
   virtual std::string path_failure() const = 0;
