@@ -101,9 +101,9 @@ void Scheduler::note_setup(Slot& slot) {
     if (!slot.connecting_since) {  // again, on a fresh session
       slot.connecting_since = slot.stage_since = now_();
       slot.stage = job.setup_stage();
-    } else if (const std::size_t stage = job.setup_stage(); stage > slot.stage) {
+    } else if (const std::size_t stage = job.setup_stage(); stage != slot.stage) {
       const auto now = now_();
-      pace_.progressed(stage, now - slot.stage_since);
+      if (stage > slot.stage) pace_.progressed(stage, now - slot.stage_since);  // not a new attempt's start
       slot.stage = stage;
       slot.stage_since = now;
     }

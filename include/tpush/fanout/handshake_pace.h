@@ -19,9 +19,10 @@
 // server's kernel: one round trip, whatever sshd's load. A later stage
 // (sshd's banner: a round trip and sshd's start; the key exchange: two to
 // four round trips) that takes about as long as that stage's fastest adds one
-// to the bound, if the fastest was a few round trips. On loopback a stage is sshd's CPU, hundreds of round
-// trips, and only whole handshakes grow the bound; so too behind a proxy
-// that answers the connect itself (a ProxyCommand, an IAP tunnel).
+// to the bound, if the fastest was a few round trips. On loopback a stage is
+// sshd's CPU, hundreds of round trips, and only whole handshakes grow the
+// bound; so too behind a proxy that answers the connect itself (a
+// ProxyCommand, an IAP tunnel).
 //
 // The scheduler asks window() before starting a worker and reports each stage
 // passed and each handshake that completed; an attempt that has heard nothing
