@@ -14,6 +14,14 @@ double secs(Clock::duration d) { return std::chrono::duration<double>(d).count()
 // window, whatever the handshakes so far took.
 constexpr auto kPresumedLostAtLeast = std::chrono::seconds(2);
 
+void keep_fastest(std::optional<Clock::duration>& fastest, Clock::duration took) {
+  fastest = fastest ? std::min(*fastest, took) : took;
+}
+
+// Within an eighth of the fastest: as long as the network makes it, whatever
+// the load, so not held to the deadline's parts.
+bool network_bound(Clock::duration took, Clock::duration fastest) { return took <= fastest + fastest / 8; }
+
 }  // namespace
 
 HandshakePace::HandshakePace(std::size_t ceiling)
@@ -36,12 +44,12 @@ Clock::duration HandshakePace::presumed_lost_after() const {
 // away take what they take however many are under way: one about as fast as
 // the fastest is judged by the fastest alone, whatever its length.
 bool HandshakePace::fast(Clock::duration took, Clock::duration fastest, double factor) const {
-  if (deadline_ && took * 8 > *deadline_ && took > fastest + fastest / 8) return false;
+  if (deadline_ && took * 8 > *deadline_ && !network_bound(took, fastest)) return false;
   return took <= std::chrono::duration_cast<Clock::duration>(fastest * factor);
 }
 
 bool HandshakePace::slow(Clock::duration took) const {
-  if (deadline_ && took * 4 > *deadline_ && took > *fastest_ + *fastest_ / 8) return true;
+  if (deadline_ && took * 4 > *deadline_ && !network_bound(took, *fastest_)) return true;
   return took > std::chrono::duration_cast<Clock::duration>(*fastest_ * slow_factor);
 }
 
@@ -57,7 +65,7 @@ void HandshakePace::grow() {
 void HandshakePace::progressed(std::size_t stage, Clock::duration took) {
   if (stage >= stage_fastest_.size()) stage_fastest_.resize(stage + 1);
   auto& fastest = stage_fastest_[stage];
-  fastest = fastest ? std::min(*fastest, took) : took;
+  keep_fastest(fastest, took);
   spdlog::trace("pace: a handshake passed stage {} in {:.3f} s (the fastest {:.3f} s)", stage, secs(took),
                 secs(*fastest));
   if (stage < 2 || !stage_fastest_[1] || !slow_start_ || !stage_clock_) return;
@@ -76,7 +84,7 @@ void HandshakePace::progressed(std::size_t stage, Clock::duration took) {
 }
 
 void HandshakePace::completed(Clock::duration took, Clock::time_point now) {
-  fastest_ = fastest_ ? std::min(*fastest_, took) : took;
+  keep_fastest(fastest_, took);
   ++completions_;
   total_ += took;
   ++round_done_;

@@ -200,4 +200,3 @@ TEST_CASE("handshake pace: the summary says what happened, once there is somethi
   CHECK(s.find("1 handshakes") != std::string::npos);
   CHECK(s.find("the fastest 0.100 s") != std::string::npos);
 }
-
