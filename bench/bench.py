@@ -41,6 +41,7 @@ import farm as farmmod  # noqa: E402
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 PR_SET_CHILD_SUBREAPER = 36
+CLONE_NEWNET = 0x40000000
 LINES = 1000
 COPY_MIB = 100
 COPY_DEST = "/dst"  # inside each worker's chroot
@@ -71,16 +72,24 @@ class BenchSshd(farmmod.Sshd):
     # scenario did this, and tpush's rows missed ~2.4 ms per worker there).  The repeat
     # scenario also puts the listener (with all it starts) in a cpuacct cgroup, a second
     # count of the same CPU that needs no process tree at all.
+    # `netns`: a network namespace (its /run/netns path) the sshd runs in: the far side of
+    # the IP delay line (DelayLine).
     subreaper = True
     cpu_cgroup: Path | None = None
+    netns: str | None = None
 
     def start(self, ready_address: str, timeout: float = 30):
-        if not self.subreaper and self.cpu_cgroup is None:
+        if not self.subreaper and self.cpu_cgroup is None and self.netns is None:
             return super().start(ready_address, timeout)
-        orig, cg, sub = farmmod._raise_nofile, self.cpu_cgroup, self.subreaper
+        orig, cg, sub, ns = farmmod._raise_nofile, self.cpu_cgroup, self.subreaper, self.netns
 
         def preexec():  # Sshd.start's preexec_fn is the module's _raise_nofile, looked up at call time
             orig()
+            if ns is not None:
+                fd = os.open(ns, os.O_RDONLY)
+                if LIBC.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), f"setns {ns}")
+                os.close(fd)
             if sub:
                 LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
             if cg is not None:
@@ -616,7 +625,7 @@ def run_iap(a, n: int, tools: list[str], work: Path, results: list[dict], save, 
         f.stop()
 
 
-# --------------------------------------------------------------------------- latency relay
+# --------------------------------------------------------------------------- delay lines
 
 def start_relay(listen_port: int, target_port: int, delay: float, log: Path) -> subprocess.Popen:
     p = subprocess.Popen(["/usr/bin/python3", str(HERE / "delayrelay.py"), "--listen-port",
@@ -627,6 +636,106 @@ def start_relay(listen_port: int, target_port: int, delay: float, log: Path) -> 
     if not line.startswith(b"ready"):
         raise RuntimeError(f"delay relay did not start: {log.read_text()[-500:]}")
     return p
+
+
+class FarView:
+    """The farm as the tools see it across the IP delay line: the same client home, keys and
+    known_hosts, its workers at 10.201.A.B, served by the sshd in the far namespace."""
+
+    def __init__(self, f: farmmod.Farm, sshd: farmmod.Sshd, addresses: list[str], directory: Path):
+        self._farm, self.sshd, self.addresses, self.dir = f, sshd, addresses, directory
+
+    def __getattr__(self, name):
+        return getattr(self._farm, name)
+
+
+def ip(*args: str, stdin: str | None = None) -> None:
+    r = subprocess.run(["ip", *args], input=stdin, capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise RuntimeError(f"ip {' '.join(args[:6])}: {r.stderr.strip()[-300:]}")
+
+
+class DelayLine:
+    """DELAY seconds each way between the tools and a farm, in one of two kinds:
+
+    * "tun" (the default as root): bench/tundelay.py holds every IP packet between two TUN
+      devices, one of them in a network namespace of the bench's own (NS) where a second sshd
+      serves the farm's workers at 10.201.A.B (for 127.0.A.B), with the farm's host keys and
+      authorized_keys. TCP's connect pays the round trip too, as on a real network, so a
+      client can see round trips from it (tpush's handshake pacing does).
+    * "relay": bench/delayrelay.py, a TCP relay on the farm's own addresses that holds each
+      stream's bytes; its listener answers the connect at once (no round trip there). The
+      rows measured before 2026-11-30 used it.
+
+    `farm` is what the tools' runs are pointed at (a FarView, or the farm itself), `port` its
+    sshd port; `pid` the delay line's process, whose CPU shares the cores and is counted."""
+
+    NS, NEAR, FAR, CLIENT = "tpush-bench", "tpbench0", "tpbench1", "10.201.0.1"
+
+    def __init__(self, kind: str, f: farmmod.Farm, delay: float, work: Path, tag: str,
+                 cpu_cgroup: Path | None = None):
+        self.kind, self.far_sshd = kind, None
+        log = work / f"delay-{tag}.log"
+        if kind == "relay":
+            self.port, self.farm = farmmod.free_port(), f
+            self.proc = start_relay(self.port, f.port, delay, log)
+            addresses = f.addresses
+        elif kind == "tun":
+            self.port = f.port
+            self.proc = subprocess.Popen(
+                ["/usr/bin/python3", str(HERE / "tundelay.py"), "--delay", str(delay),
+                 "--near", self.NEAR, "--far", self.FAR],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=open(log, "wb"),
+                start_new_session=True)
+            if not self.proc.stdout.readline().startswith(b"ready"):
+                raise RuntimeError(f"delay line did not start: {log.read_text()[-500:]}")
+            try:
+                addresses = self._far_side(f, work / f"far-{tag}", cpu_cgroup)
+            except BaseException:
+                self.stop()
+                raise
+        else:
+            raise ValueError(f"unknown delay line '{kind}' (tun or relay)")
+        with open(f.known_hosts, "a") as kh:
+            kh.write(farmmod.known_hosts_lines(addresses, self.port, f.host_key_files))
+
+    def _far_side(self, f: farmmod.Farm, directory: Path, cpu_cgroup: Path | None) -> list[str]:
+        subprocess.run(["ip", "netns", "del", self.NS], capture_output=True)  # one a killed bench left
+        ip("netns", "add", self.NS)
+        ip("link", "set", self.FAR, "netns", self.NS)
+        ip("addr", "add", f"{self.CLIENT}/16", "dev", self.NEAR)
+        ip("link", "set", self.NEAR, "up")
+        ip("-n", self.NS, "link", "set", "lo", "up")
+        addresses = ["10.201." + a.split(".", 2)[2] for a in f.addresses]
+        ip("-n", self.NS, "-batch", "-", stdin="".join(f"addr add {a}/16 dev {self.FAR}\n" for a in addresses))
+        ip("-n", self.NS, "link", "set", self.FAR, "up")
+        directory.mkdir(parents=True, exist_ok=True)
+        sshd = BenchSshd(directory, "0.0.0.0", f.port, f.authorized_keys, allow_from=self.CLIENT)
+        for key in f.host_key_files:  # the farm's host keys: the workers keep their identity
+            for src in (Path(key), Path(str(key) + ".pub")):
+                shutil.copy2(src, directory / src.name)
+        sshd.netns, sshd.cpu_cgroup = f"/run/netns/{self.NS}", cpu_cgroup
+        self.far_sshd = sshd.start(addresses[0], timeout=60)
+        (directory / "hosts-plain").write_text("".join(a + "\n" for a in addresses))
+        self.farm = FarView(f, sshd, addresses, directory)
+        return addresses
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.far_sshd is not None:
+            self.far_sshd.stop()
+        name = "delayrelay.py" if self.kind == "relay" else "tundelay.py"
+        farmmod.kill_tree(self.proc.pid, name, self.proc)
+        if self.kind == "tun":
+            subprocess.run(["ip", "netns", "del", self.NS], capture_output=True)
+
+
+def default_delay_line() -> str:
+    """"tun" where the bench may make TUN devices and namespaces (root), else "relay"."""
+    return "tun" if os.geteuid() == 0 and os.path.exists("/dev/net/tun") and shutil.which("ip") else "relay"
 
 
 # --------------------------------------------------------------------------- repeat
@@ -954,39 +1063,37 @@ def run_repeat(a, n: int, tools: list[str], work: Path, results: list[dict], sav
         f = start_farm(work / f"farm-repeat-{n}", n)
     finally:
         BenchSshd.cpu_cgroup = None
-    relay = None
+    line = None
     nets = [x for x in a.repeat_nets.split(",") if x]
     fo_ns = [int(x) for x in a.first_output_n.split(",") if x]
     try:
         plan = []
         if "loopback" in nets:
-            plan.append(("repeat", f.port, 0.0))
+            plan.append(("repeat", f, f.port, 0.0, None))
         if "relay" in nets:
-            rport = farmmod.free_port()
-            relay = start_relay(rport, f.port, a.delay_ms / 1000, work / f"relay-repeat-{n}.log")
-            with open(f.known_hosts, "a") as kh:
-                kh.write(farmmod.known_hosts_lines(f.addresses, rport, f.host_key_files))
-            plan.append(("repeat-latency", rport, 2 * a.delay_ms))
-        for scen, port, rtt in plan:
+            line = DelayLine(a.delay_line, f, a.delay_ms / 1000, work, f"repeat-{n}", cpu_cgroup=scg.path)
+            plan.append(("repeat-latency", line.farm, line.port, 2 * a.delay_ms, line.kind))
+        for scen, target, port, rtt, kind in plan:
             for tool in tools:
-                rp = RepeatPass(a, n, scen, tool, f, port, rt, work, scg)
+                rp = RepeatPass(a, n, scen, tool, target, port, rt, work, scg)
                 try:
                     for r in range(a.repeat_runs):
                         res = rp.run(r)
-                        keep_repeat(res, n, scen, r, rtt, stamp, results, save)
+                        keep_repeat(dict(res, delay_line=kind), n, scen, r, rtt, stamp, results, save)
                     if rp.kept and a.repeat_idle > 0:
-                        keep_repeat(rp.idle(a.repeat_idle), n, scen, 0, rtt, stamp, results, save)
+                        keep_repeat(dict(rp.idle(a.repeat_idle), delay_line=kind), n, scen, 0, rtt, stamp,
+                                    results, save)
                     if n in fo_ns:
                         for i in range(a.first_output_samples):
                             res = rp.first_output(i)
-                            keep_repeat(res, n, scen, i, rtt, stamp, results, save)
+                            keep_repeat(dict(res, delay_line=kind), n, scen, i, rtt, stamp, results, save)
                 finally:
                     rp.end()
     finally:
         end_masters(lambda c, d=str(rt) + "/": "--persist-master" in c and d in c)
         end_masters(lambda c, d=f"/tmp/tpb-cm-{os.getpid()}-": c.startswith("ssh") and d in c)
-        if relay is not None:
-            farmmod.kill_tree(relay.pid, "delayrelay.py", relay)
+        if line is not None:
+            line.stop()
         f.stop()
         scg.remove()
         shutil.rmtree(rt, ignore_errors=True)
@@ -1038,6 +1145,8 @@ def main(argv=None) -> int:
     ap.add_argument("--first-output-n", default="64")
     ap.add_argument("--first-output-samples", type=int, default=5)
     ap.add_argument("--delay-ms", type=float, default=25.0)
+    ap.add_argument("--delay-line", choices=("tun", "relay"), default=default_delay_line(),
+                    help="how latency and repeat-latency delay packets (see DelayLine; default tun as root)")
     ap.add_argument("--tpush", default=os.environ.get("TPUSH_BIN", str(ROOT / "build" / "tpush")))
     ap.add_argument("--workdir", default="/tmp/tpush-bench")
     ap.add_argument("--json", default=str(HERE / "results.json"))
@@ -1099,32 +1208,32 @@ def main(argv=None) -> int:
     for n in all_ns:
         fdir = work / f"farm-{n}"
         f = start_farm(fdir, n)
-        relay = None
+        line = None
         try:
             cfg = ssh_config(f, f.port, "ssh_config")
             plan = []
             for s in ("true", "lines"):
                 if s in scen and n in ns:
-                    plan.append((s, f.port, cfg))
+                    plan.append((s, f, f.port, cfg))
             if "latency" in scen and n in lat_ns:
-                rport = farmmod.free_port()
-                relay = start_relay(rport, f.port, a.delay_ms / 1000, work / f"relay-{n}.log")
-                with open(f.known_hosts, "a") as kh:
-                    kh.write(farmmod.known_hosts_lines(f.addresses, rport, f.host_key_files))
-                plan.append(("latency", rport, ssh_config(f, rport, "ssh_config_latency")))
-            for scenario, port, c in plan:
+                line = DelayLine(a.delay_line, f, a.delay_ms / 1000, work, str(n))
+                plan.append(("latency", line.farm, line.port, ssh_config(line.farm, line.port, "ssh_config_latency")))
+            for scenario, target, port, c in plan:
                 vs = variants(tools, n)
                 for r in range(a.runs):
                     # interleave tools within each repetition so machine noise spreads evenly
                     for tool, fan in vs:
                         tag = f"{n}-{scenario}-{tool}-{fan or 'def'}-{r}"
-                        res = run_once(tool, fan, "true" if scenario == "latency" else scenario,
-                                       f, port, c, a.tpush, work, tag, a.timeout,
-                                       relay_pid=relay.pid if scenario == "latency" else None)
+                        latency = scenario == "latency"
+                        res = run_once(tool, fan, "true" if latency else scenario,
+                                       target, port, c, a.tpush, work, tag, a.timeout,
+                                       relay_pid=line.pid if latency else None)
+                        if latency:
+                            res["delay_line"] = line.kind
                         keep(res, n, scenario, r, stamp, results, save)
         finally:
-            if relay is not None:
-                farmmod.kill_tree(relay.pid, "delayrelay.py", relay)
+            if line is not None:
+                line.stop()
             f.stop()
     save()
     return 0

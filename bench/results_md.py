@@ -65,8 +65,8 @@ def render(meta: dict, results: list[dict]) -> str:
     w("Columns: wall = median of the runs (min–max); client CPU = user+sys of the tool and every process it "
       "started (median; per worker in brackets); peak = client memory peak (median); sshd CPU = the farm "
       "sshd's CPU for the run incl. sessions, remote commands and what they leave behind (median); "
-      "floor = sshd CPU / 2 cores, and at 50 ms RTT (sshd CPU + the delay relay's, when counted) / 2, "
-      "the relay sharing the cores; "
+      "floor = sshd CPU / 2 cores, and at 50 ms RTT (sshd CPU + the delay line's, when counted) / 2, "
+      "the delay line sharing the cores; "
       "ok = runs where every worker succeeded (and every line arrived whole and attributed); "
       "ratio = tpush's median ÷ this row's (on tpush's own row: ÷ the best other tool's best row).\n")
     scen_order = ["true", "lines", "latency", "copy", "jump", "iap"]
@@ -129,6 +129,10 @@ def render(meta: dict, results: list[dict]) -> str:
             w("Logins the bastion accepted per run (median; its sshd CPU is in the sshd column): " +
               ", ".join(f"{TOOL_NAME[t]} ({'f=' + str(fan) if fan else 'default'}) {c:.0f}"
                         for (t, fan), c in sorted(logins.items(), key=lambda kv: (kv[0][0], kv[0][1] is None))) + ".\n")
+        if scen == "latency":
+            w(delay_lines_line({TOOL_NAME[t] + ("" if t.startswith("tpush") else
+                                                 f" ({'f=' + str(fan) if fan else 'default'})"): rs
+                                for (t, fan), rs in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] is None))}))
         gclouds = {(t, fan): med([r.get("gclouds") for r in rs]) for (t, fan), rs in rows.items()
                    if rs[0].get("gclouds") is not None}
         if gclouds:
@@ -282,6 +286,21 @@ def render_relay(data: dict, w) -> list[list[str]]:
     return targets
 
 
+DELAY_LINE = {"tun": "IP packets held (bench/tundelay.py: TCP's connect waits the round trip too)",
+              "relay": "a TCP relay (bench/delayrelay.py: its listener answers the connect at once)"}
+
+
+def delay_lines_line(named_runs: dict[str, list[dict]]) -> str:
+    """Which delay line the runs of each named row went through (runs from before 2026-11-30
+    carry no field: they went through the TCP relay)."""
+    kinds: dict[str, list[str]] = {}
+    for name, rs in named_runs.items():
+        for kind in sorted({r.get("delay_line") or "relay" for r in rs}):
+            kinds.setdefault(kind, []).append(name)
+    return ("Delay line: " + "; ".join(f"{DELAY_LINE[k]} for {', '.join(v)}" for k, v in sorted(kinds.items()))
+            + ".\n")
+
+
 def render_repeat(rows, w):
     """The repeat scenario's tables; returns its target rows."""
     def net(r):
@@ -334,6 +353,10 @@ def render_repeat(rows, w):
                       f"{f(st['cpu'], 3)} / {f(med([r.get('client_cg') for r in rep]), 3)}",
                       f"{f(med([r['sshd_cpu'] for r in rep]), 3)} / {f(med([r.get('sshd_cg') for r in rep]), 3)}"))
     w("")
+    delayed = {f"{TOOL_NAME.get(tool, tool)} (N = {n})": rs for (n, rtt, tool), rs in sorted(runs.items(), key=in_table_order)
+               if rtt}
+    if delayed:
+        w(delay_lines_line(delayed))
     if any(r.get("client_cg") is not None for rs in runs.values() for r in rs):
         w("Cross-check, as **/proc count / cpuacct**. Client: the count of the table above (rusage + masters) / "
           "a cpuacct cgroup the tool joins before exec (its masters are born in it). sshd: the listener's CPU "

@@ -4,7 +4,7 @@
 #   bash bench/run.sh [--quick] [--n 64,256,1024] [--runs 3] [--scenarios true,lines,latency,copy,jump]
 #                     [--latency-n 64,256] [--copy-n 64] [--jump-n 256] [--tools tpush,pdsh,pssh,clush]
 #                     [--iap-n 64] [--iap-tools tpush,ssh,pdsh]
-#                     [--copy-tools tpush,pscp,scp,clush] [--workdir DIR] [--append | --replace]
+#                     [--copy-tools tpush,pscp,scp,clush] [--delay-line tun|relay] [--workdir DIR] [--append | --replace]
 #   bash bench/run.sh --scenarios repeat --n 64,256 --replace   (not in the default list)
 #                     [--repeat-runs 10] [--repeat-tools tpush,tpush-persist,pdsh-cp,pssh-cp]
 #                     [--repeat-nets loopback,relay] [--first-output-n 64] [--first-output-samples 5]
@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
     --append | --replace) args+=("$1") ;;
     -h | --help) sed -n "2,16p" "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --n | --runs | --scenarios | --latency-n | --copy-n | --jump-n | --iap-n | --iap-tools | --tools | --copy-tools | --workdir | --delay-ms | --timeout | --results | --json \
-      | --repeat-n | --repeat-runs | --repeat-tools | --repeat-nets | --repeat-idle | --first-output-n \
+      | --delay-line | --repeat-n | --repeat-runs | --repeat-tools | --repeat-nets | --repeat-idle | --first-output-n \
       | --first-output-samples)
       [[ $# -ge 2 ]] || { echo "bench: $1 needs a value" >&2; exit 2; }
       args+=("$1" "$2"); shift ;;
