@@ -7,6 +7,7 @@ threads, nft tables, sshd processes), even when the test fails:
     FakeServer(mode)      a TCP listener on its own loopback address that speaks
                           bad SSH; modes in FakeServer.MODES (see below)
     Blackhole(addr, port) nftables rule dropping SYNs to addr[:port] -> connect timeout
+                          (addr: one address or a list of them)
     Partition(addr, port) nftables rules dropping both directions of addr:port
                           (add while a stream is running -> a silent peer)
     FlippingRelay(a, p, at) a TCP relay to a:p that flips one bit of the server's
@@ -229,24 +230,22 @@ def nft_available() -> bool:
     return r.returncode == 0
 
 
-def _nft(*args: str) -> None:
-    subprocess.run(["nft", *args], check=True, capture_output=True, timeout=10)
-
-
 class _NftRules(StartStop):
-    """An nft table of our own with one input chain holding `rules`; deleted by name."""
+    """An nft table of our own with one input chain holding `rules`; deleted by name. The
+    table, its chain and its rules are one `nft -f` transaction: one process (each nft
+    start reads the whole ruleset, dear on a busy machine), and no half-made table."""
 
     def __init__(self, rules: list[str]):
         self.rules = rules
         self.table = f"tpush_test_{os.getpid()}_{next(_table_counter)}"
 
     def start(self):
-        _nft("add", "table", "inet", self.table)
-        _live_tables.add(self.table)
-        _nft("add", "chain", "inet", self.table, "input",
-             "{ type filter hook input priority 0; policy accept; }")
-        for rule in self.rules:
-            _nft("add", "rule", "inet", self.table, "input", *rule.split())
+        t = self.table
+        script = (f"add table inet {t}\n"
+                  f"add chain inet {t} input {{ type filter hook input priority 0; policy accept; }}\n" +
+                  "".join(f"add rule inet {t} input {rule}\n" for rule in self.rules))
+        _live_tables.add(t)
+        subprocess.run(["nft", "-f", "-"], input=script, text=True, check=True, capture_output=True, timeout=10)
         return self
 
     def stop(self) -> None:
@@ -257,10 +256,12 @@ class _NftRules(StartStop):
 
 
 class Blackhole(_NftRules):
-    """Drop every packet to `address` (and `port`, if given): connects time out."""
+    """Drop every packet to `address` (and `port`, if given): connects time out. `address`
+    may be a list: one rule drops them all."""
 
-    def __init__(self, address: str, port: int | None = None):
-        rule = f"ip daddr {address}" + (f" tcp dport {port}" if port else "") + " drop"
+    def __init__(self, address: str | list[str], port: int | None = None):
+        daddr = address if isinstance(address, str) else "{ " + ", ".join(address) + " }"
+        rule = f"ip daddr {daddr}" + (f" tcp dport {port}" if port else "") + " drop"
         super().__init__([rule])
         self.address, self.port = address, port
 

@@ -404,7 +404,7 @@ class Faults:
     def server(self, mode: str) -> faults_mod.FakeServer:
         return self._enter(faults_mod.FakeServer(mode))
 
-    def blackhole(self, address: str, port: int | None = None):
+    def blackhole(self, address: str | list[str], port: int | None = None):
         self._need_nft()
         return self._enter(faults_mod.Blackhole(address, port))
 

@@ -62,8 +62,7 @@ def test_blackholed_addresses_are_reported_within_their_own_deadline(farm, tpush
     # stop holding places once they have been silent a while, the others go on, and each
     # blackholed one is reported when its own deadline has passed.
     bad = [worker_address(300 + k) for k in range(24)]
-    for address in bad:
-        faults.blackhole(address, farm.port)
+    faults.blackhole(bad, farm.port)
     good = hosts_of(farm, 64)
     bad_hosts = [f"{a}:{farm.port}" for a in bad]
     r = tpush("--json", "--connect-timeout", 4, "-H", hosts_file(tmp_path, bad_hosts + good), "true", timeout=120)
