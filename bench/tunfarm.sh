@@ -8,7 +8,8 @@
 #   bash bench/tunfarm.sh stop DIR
 #
 # Worker 127.0.A.B of the farm is 10.201.A.B here (known_hosts and AllowUsers follow);
-# the client side is 10.201.0.1. Not part of bench/run.sh: see bench/results-notes.md.
+# the client side is 10.201.0.1. For delays and runs by hand (bench/results-notes.md);
+# bench/run.sh's latency scenario uses the same delay line (bench.py, DelayLine).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ns=tpush-tun
