@@ -44,13 +44,20 @@ stop_recorded() {
 }
 
 # Lets go of every writer still opening or holding FIFO $1 (a sender of an
-# attempt that ended, a feed from tpush), and removes it.
+# attempt that ended, a feed from tpush), and removes it. A reader's end is held
+# from before the name goes until after: a writer whose open had found the FIFO
+# then completes (and meets the end of the pipe once that end is closed), and one
+# that comes later finds no FIFO. Opened and closed at once, a writer that
+# opened in between would wait for a reader forever.
 release() {
+  local hold
   [ -p "$1" ] || return 0
-  : <> "$1"
+  exec {hold}<> "$1"
+  rm -f "$1"
   stop_recorded "$1.pid"
   stop_recorded "$1.feed"
-  rm -f "$1" "$1.pid" "$1.feed" "$1.to" "$1.err"
+  rm -f "$1.pid" "$1.feed" "$1.to" "$1.err"
+  exec {hold}<&-
 }
 
 cleanup() {
