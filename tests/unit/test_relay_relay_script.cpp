@@ -42,6 +42,7 @@ struct Worker : tpush::test::TempDir {
   fs::path keys = *this / "ssh/authorized_keys";
   std::vector<ManifestEntry> manifest;
   std::string stream;  // what tpush sends: the files' bytes in manifest order
+  std::string control_env;  // NAME=VALUE words the control script runs with (no single quotes)
 
   Worker() { fs::create_directories(*this / "ssh"); }
 
@@ -80,7 +81,7 @@ struct Worker : tpush::test::TempDir {
   tpush::test::ShellRun drive(const std::string& then) {
     const std::string d = path().string();
     return run_shell("cd '" + d + "' && TMPDIR='" + d + "/tmp' bash -c '"
-                     "coproc CTL { bash command 2>err; }; cat setup >&${CTL[1]}; "
+                     "coproc CTL { " + control_env + " bash command 2>err; }; cat setup >&${CTL[1]}; "
                      "read -r line <&${CTL[0]}; echo \"${line%% *}\"; dir=${line#ready }; echo \"$dir\" > relaydir; "
                      "sed \"s|/RELAYDIR|$dir|\" feed.in > feed; " + then + "'");
   }
@@ -189,6 +190,34 @@ TEST_CASE("relay script: bytes that are not tpush's, or too few, are not renamed
     CHECK(has(r.out, "ready\nfailed 0 mkdir: cannot create directory"));
     CHECK(has(r.out, "end\nexit 0\n"));
   }
+}
+
+TEST_CASE("relay script: a writer that opens a FIFO while it is released never waits for a reader") {
+  // release() once opened the attempt's FIFO and closed it again before removing
+  // it: a writer (tpush's feed) whose open came in between waited for a reader
+  // forever, and hung this file in CI once. Here the script's `rm` of that FIFO
+  // first starts such a writer and waits until it has opened the FIFO or waits
+  // in open() for a reader.
+  Worker w;
+  w.add_file("a", "whole");
+  fs::create_directories(w / "shim");
+  w.write("shim/rm",
+          "#!/bin/sh\n"
+          "case ${2-} in */in.1) [ -p \"$2\" ] || exit 9\n"
+          "  sh -c 'exec 3> \"$1\"; echo opened' late \"$2\" >> \"$LATE/late.out\" 2>&1 &\n"
+          "  echo $! > \"$LATE/late.pid\"; i=0\n"
+          "  until [ -s \"$LATE/late.out\" ] || [ \"$(cat /proc/$!/wchan 2>/dev/null)\" = wait_for_partner ] ||\n"
+          "    [ $((i += 1)) -gt 100000 ]; do :; done ;;\n"
+          "esac\n"
+          "exec /bin/rm \"$@\"\n");
+  fs::permissions(w / "shim/rm", fs::perms::owner_all);
+  w.control_env = "PATH=" + (w / "shim").string() + ":$PATH LATE=" + w.path().string();
+  const auto r = w.run(w.stream,
+                       "p=$(cat late.pid); if timeout 10 tail --pid=\"$p\" -f /dev/null; then echo late writer gone; "
+                       "else echo late writer still waiting; kill \"$p\"; fi; cat late.out");
+  CHECK(has(r.out, "\nend\nlate writer gone\nopened\nexit 0\n"));
+  CHECK(read_file(w / "a") == "whole");
+  CHECK(fs::is_empty(w / "tmp"));
 }
 
 TEST_CASE("relay script: tpush's feed cuts off a sender that had reached the worker, and never follows its bytes") {
