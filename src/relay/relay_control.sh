@@ -50,14 +50,14 @@ stop_recorded() {
 # that comes later finds no FIFO. Opened and closed at once, a writer that
 # opened in between would wait for a reader forever.
 release() {
-  local hold
+  local hold=
   [ -p "$1" ] || return 0
   exec {hold}<> "$1"
   rm -f "$1"
   stop_recorded "$1.pid"
   stop_recorded "$1.feed"
   rm -f "$1.pid" "$1.feed" "$1.to" "$1.err"
-  exec {hold}<&-
+  [ -z "$hold" ] || exec {hold}<&-
 }
 
 cleanup() {

@@ -206,8 +206,8 @@ TEST_CASE("relay script: a writer that opens a FIFO while it is released never w
           "case ${2-} in */in.1) [ -p \"$2\" ] || exit 9\n"
           "  sh -c 'exec 3> \"$1\"; echo opened' late \"$2\" >> \"$LATE/late.out\" 2>&1 &\n"
           "  echo $! > \"$LATE/late.pid\"; i=0\n"
-          "  until [ -s \"$LATE/late.out\" ] || [ \"$(cat /proc/$!/wchan 2>/dev/null)\" = wait_for_partner ] ||\n"
-          "    [ $((i += 1)) -gt 100000 ]; do :; done ;;\n"
+          "  until [ -s \"$LATE/late.out\" ] || { read -r wchan < /proc/$!/wchan; [ \"${wchan-}\" = wait_for_partner ]; } ||\n"
+          "    [ $((i += 1)) -gt 100000 ]; do :; done 2>/dev/null ;;\n"
           "esac\n"
           "exec /bin/rm \"$@\"\n");
   fs::permissions(w / "shim/rm", fs::perms::owner_all);
