@@ -26,14 +26,14 @@ sigset_t handled() {
 SignalScope::SignalScope() {
   signal(SIGPIPE, SIG_IGN);
   const sigset_t set = handled();
-  pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd_ < 0) throw SetupError(std::string("cannot create a signalfd: ") + std::strerror(errno));
 }
 
+// The mask stays as it is: see the header.
 SignalScope::~SignalScope() {
   if (fd_ >= 0) close(fd_);
-  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
 JobControlScope::JobControlScope() {

@@ -5,6 +5,13 @@
 // get the defaults back (restore_default_signals, below) before they exec.
 // Nothing outside src/util/signals.cpp touches signal masks or dispositions
 // (tests/check_rules.py keeps it so).
+//
+// The three stay blocked after a SignalScope ends. By then the run is over
+// and its exit status decided; a signal that comes while the process winds
+// down (a second Ctrl-C while the sessions close, a SIGTERM during the
+// sanitizers' exit checks) stays pending and goes with the process, rather
+// than turning the status the run earned into a death by signal. In a persist
+// master the master's own scope goes on reading them.
 #pragma once
 
 #include <signal.h>
@@ -24,7 +31,6 @@ class SignalScope {
 
  private:
   int fd_ = -1;
-  sigset_t old_mask_{};
 };
 
 // Ctrl-Z (SIGTSTP) and fg/bg (SIGCONT) taken through a signalfd too, for a
