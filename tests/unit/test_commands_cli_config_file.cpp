@@ -111,7 +111,7 @@ TEST_CASE("config: values get the options' own checks, named by FILE:LINE") {
   CHECK(load("quiet = Yes\n").quiet);
   CHECK_FALSE(load("quiet = off\n").quiet);
   CHECK(error_of<UsageError>([&] { load("fanout = 0\n"); }) ==
-        file + ":1: fanout = 0: --fanout: Value 0 not in range 1 to 1000000 (fix the value, or remove the line)");
+        file + ":1: fanout = 0: --fanout: 0 is below 1 (fix the value, or remove the line)");
 }
 
 TEST_CASE("config: the file sets options, the command line wins") {

@@ -83,6 +83,51 @@ TEST_CASE("options: errors name the option and suggest the nearest one") {
   CHECK(usage_error({"--connect-timeout", "x", "true"}).find("connect-timeout") != std::string::npos);
 }
 
+TEST_CASE("options: a bad number names its value and the bound it broke") {
+  CHECK(usage_error({"-p", "0", "true"}) == "--port: 0 is below 1 (see tpush --help)");
+  CHECK(usage_error({"-p", "99999", "true"}) == "--port: 99999 is above 65535 (see tpush --help)");
+  CHECK(usage_error({"--connect-timeout", "x", "true"}) ==
+        "--connect-timeout: 'x' is not a whole number from 1 to 86400 (see tpush --help)");
+  // What CLI11 would have read its own way (a sign, a space, hex, an exponent) or not at all.
+  for (const char* odd : {"", " 22", "+22", "-1", "0x16", "2e1", "22.0", "inf", "nan"})
+    CHECK(usage_error({"-p", odd, "true"}) ==
+          "--port: '" + std::string(odd) + "' is not a whole number from 1 to 65535 (see tpush --help)");
+  CHECK(usage_error({"-f", "1000001", "true"}) == "--fanout: 1000001 is above 1000000 (see tpush --help)");
+  CHECK(usage_error({"-p", std::string(400, '9'), "true"}) ==
+        "--port: " + std::string(400, '9') + " is above 65535 (see tpush --help)");
+  // Decimal, as ssh reads them (CLI11 alone read 022 as octal: port 18).
+  const Options o = parse_words({"-p", "00022", "-f", "1000000", "-u", "010", "true"});
+  CHECK(o.port == 22);
+  CHECK(o.fanout == 1000000);
+  CHECK(o.timeout == 10);
+}
+
+TEST_CASE("options: a subcommand's number with a fraction: kill --grace") {
+  double grace = -1;
+  SubcommandSpec spec;
+  spec.add_own = [&](CLI::App& app) {
+    app.add_option("--grace", grace, "")->transform(tpush::commands::number_from(0, 86400, true));
+  };
+  const auto error = [&](const std::string& value) {
+    Options o = parse_words({"kill", "--grace", value, "python"});
+    try {
+      parse_subcommand(o, spec);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error("1.5.2").rfind("--grace: '1.5.2' is not a number from 0 to 86400", 0) == 0);
+  CHECK(error(".5").rfind("--grace: '.5' is not a number from 0 to 86400", 0) == 0);
+  CHECK(error("90000").rfind("--grace: 90000 is above 86400", 0) == 0);
+  CHECK(error("0.25") == "(no error)");
+  CHECK(grace == doctest::Approx(0.25));
+  CHECK(error("010") == "(no error)");
+  CHECK(grace == doctest::Approx(10));
+  CHECK(error("0") == "(no error)");
+  CHECK(grace == doctest::Approx(0));
+}
+
 TEST_CASE("options: a subcommand's own options win over global ones of the same name") {
   SUBCASE("logs: -f is --follow, -n is --lines; the fan-out is --fanout") {
     Options o = parse_words({"logs", "-fn", "+5", "--fanout", "3", "-w", "h", "train.log"});

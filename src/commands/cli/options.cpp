@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <iostream>
 
 #include "tpush/commands/cli/config_file.h"
@@ -106,7 +108,7 @@ void add_worker_options(const OptionAdder& add, Options& o) {
   add.flag("--fetch-host-keys", o.fetch_host_keys, "Pin TPU workers' ed25519 host keys from gcloud guest attributes",
            where);
   add.option("--gcloud-timeout", o.gcloud_timeout, "SECONDS", "Seconds each gcloud call may take (default 60)", where)
-      ->check(CLI::Range(1, 3600));
+      ->transform(number_from(1, 3600));
 }
 
 // Connection: users, ports, keys, ssh_config, jump hosts, sessions and deadlines.
@@ -114,7 +116,7 @@ void add_connection_options(const OptionAdder& add, Options& o) {
   const char* how = "Connection";
   add.option("-l,--user", o.user, "USER", "Remote user where the host list names none (default: $USER)", how);
   add.option("-p,--port", o.port, "PORT", "Remote port where the host list names none (default: 22)", how)
-      ->check(CLI::Range(1, 65535));
+      ->transform(number_from(1, 65535));
   add.many("-i,--identity", o.identities, "FILE", "Private key file (repeatable)", how);
   add.option("-F", o.ssh_config_file, "FILE",
              "ssh_config file to read instead of ~/.ssh/config and /etc/ssh/ssh_config (none: no file)", how);
@@ -129,7 +131,7 @@ void add_connection_options(const OptionAdder& add, Options& o) {
              "every worker",
              how);
   add.option("-f,--fanout", o.fanout, "N", "Sessions at once (default: every worker, up to 1024)", how)
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+      ->transform(number_from(1, 1000000));
   add.option("--persist", o.persist, "DURATION",
              "Keep the sessions open DURATION (10m, 1h) after the run, in a background tpush that later runs on "
              "the same workers use (0: off; default: 10m typed at a terminal, else off; see tpush(1))",
@@ -141,13 +143,13 @@ void add_connection_options(const OptionAdder& add, Options& o) {
           "DURATION"));
   add.option("--connect-timeout", o.connect_timeout, "SECONDS",
              "Seconds for TCP connect + SSH handshake + auth (default: ConnectTimeout, else 10)", how)
-      ->check(CLI::Range(1, 86400));
+      ->transform(number_from(1, 86400));
   add.option("-u,--timeout", o.timeout, "SECONDS", "Seconds a command may run on a worker (default: no limit)", how)
-      ->check(CLI::Range(1, 31536000));
+      ->transform(number_from(1, 31536000));
   add.option("--alive-interval", o.alive_interval, "SECONDS",
              "Keepalive seconds; a worker silent for 3 intervals is lost (default: ServerAliveInterval, else 5)",
              how)
-      ->check(CLI::Range(1, 3600));
+      ->transform(number_from(1, 3600));
   add.option("--host-key-check", o.host_key_check, "{accept-new,yes,no}",
              "accept-new (default, unless StrictHostKeyChecking says: record unknown keys), yes (unknown keys "
              "fail), or no (DANGEROUS: no check at all, anyone on the path can impersonate a worker)",
@@ -296,6 +298,36 @@ void parse_reversed(CLI::App& app, std::vector<std::string> args) {
 }
 
 }  // namespace
+
+CLI::Validator number_from(double low, double high, bool fraction) {
+  const auto shown = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", x);
+    return std::string(buf);
+  };
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        // Digits only: no sign, space, hex or exponent, which CLI11 would read or refuse.
+        const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+        const auto allowed = [&](char c) { return is_digit(c) || (fraction && c == '.'); };
+        const bool digits = !value.empty() && is_digit(value.front()) && is_digit(value.back()) &&
+                            std::all_of(value.begin(), value.end(), allowed) &&
+                            std::count(value.begin(), value.end(), '.') <= 1;
+        double x = 0;
+        const bool read = digits && std::from_chars(value.data(), value.data() + value.size(), x).ec == std::errc();
+        if (digits && !read) return value + " is above " + shown(high);  // more digits than a double holds
+        if (!digits || !std::isfinite(x))
+          return "'" + value + "' is not a " + (fraction ? "number" : "whole number") + " from " + shown(low) +
+                 " to " + shown(high);
+        if (x < low) return value + " is below " + shown(low);
+        if (x > high) return value + " is above " + shown(high);
+        // Decimal, as ssh reads -p 022: CLI11 would take a leading 0 for octal (022 = 18).
+        const auto first = std::min(value.find_first_not_of('0'), value.size() - 1);
+        if (!fraction || value[first] != '.') value.erase(0, first);
+        return {};
+      },
+      "");
+}
 
 PersistTime persist_time(const Options& o) {
   // The command line and the config file both land in o.persist, the

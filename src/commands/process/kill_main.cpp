@@ -28,7 +28,7 @@ int kill_main(Options& o, int signal_fd) {
         ->option_text("SIG");
     app.add_option("--grace", grace, "Seconds to wait before KILL (default 5)")
         ->option_text("SECONDS")
-        ->check(CLI::Range(0.0, 86400.0));
+        ->transform(number_from(0, 86400, true));
     app.add_flag("--sudo", sudo,
                  "Run as root under sudo (as tpush --sudo): other users' processes and files too");
     app.add_flag("--tpu", tpu, "Free the TPU instead of matching a PATTERN (name the TPU with -t)");

@@ -22,6 +22,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace tpush::commands {
@@ -162,6 +163,12 @@ inline constexpr std::chrono::minutes kDefaultPersist{10};
 
 // --leader without =LABEL (no host name starts with '@').
 inline constexpr const char* kFirstWorker = "@first";
+
+// How a number option's value is checked and read (CLI11's transform()):
+// digits (with `fraction`, one '.' may come too) from `low` to `high`, read in
+// decimal (022 is 22, as ssh -p reads it). Its message names the value and the
+// bound: "'x' is not a whole number from 1 to 65535", "99999 is above 65535".
+CLI::Validator number_from(double low, double high, bool fraction = false);
 
 // Limit on concurrent sessions when -f is not given.
 inline constexpr std::size_t default_fanout_limit = 1024;
