@@ -16,6 +16,7 @@
 
 #include "test_nodeset_support.h"
 #include "test_support.h"
+#include "tpush/inventory/host_filter.h"
 #include "tpush/inventory/host_list.h"
 #include "tpush/util/error.h"
 
@@ -492,6 +493,30 @@ TEST_CASE("host list: filters on long names and deeply nested groups do not over
   // A filter is a POSIX extended regular expression, as regcomp() reads it.
   CHECK(expand_names("n[1-12],/^n(1|2)$/") == Names{"n1", "n2"});
   CHECK(expand_names("n[1-12],/^n[[:digit:]]{2}$/") == Names{"n10", "n11", "n12"});
+}
+
+TEST_CASE("host list: a filter whose repeats regcomp() would write out past any memory is refused (fuzz)") {
+  // Found by the hosts_file fuzz target in CI: glibc's regcomp() copies what a
+  // repeat applies to, so each + of e++++ doubled the copies (forty took the
+  // machine's 24 GB). Refused before regcomp() sees it, naming the filter.
+  const std::string stacked = "/he" + std::string(127, '+') + "#/";
+  const std::string why = expand_error("a," + stacked);
+  CHECK(why.find("bad regular expression 'he++") != std::string::npos);
+  CHECK(why.find("its repeats would make over 20000 copies (no repeat of a repeat like e++") != std::string::npos);
+  CHECK(expand_error("a,/(((a{100}){100}){100})/").find("its repeats would make over") != std::string::npos);
+  CHECK(expand_error("a,/(x|y+)++++++++++++++++++++/").find("its repeats would make over") != std::string::npos);
+  // What real filters write stays well under the bound.
+  CHECK(expand_names("n[1-12],/^n[0-9]+$/,-/^n1[0-9]?$/") == Names{"n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9"});
+  CHECK(expand_names("n1,n22,/^n(2){2}$/") == Names{"n22"});
+  CHECK(expand_names("a,/(a{100}){100}/").empty());
+  // Bounds with a comma come only from parse_host_filter (a comma ends a host list's filter).
+  using tpush::inventory::parse_host_filter;
+  // In brackets a '+' is a member, not a repeat; so is a ']' first.
+  CHECK(parse_host_filter("/^[]" + std::string(100, '+') + "]+$/", false).matches("+]+"));
+  CHECK(parse_host_filter("/^n[0-9]{1,3}$/", false).matches("n123"));
+  CHECK(parse_host_filter("/^n[[:digit:]]{2,}$/", false).matches("n1234"));
+  CHECK(error_of<UsageError>([] { parse_host_filter("/(a{1,200}){1,200}/", false); })
+            .find("its repeats would make over") != std::string::npos);
 }
 
 TEST_CASE("host list: ClusterShell's operators, left to right") {
