@@ -75,7 +75,7 @@ double filter_size(string_view text) {
       }
     }
     if (times > 0) {
-      groups.back() += last * (times - 1);
+      if (times > 1) groups.back() += last * (times - 1);  // never inf * 0
       last *= times;
       continue;
     }
@@ -114,7 +114,7 @@ HostFilter parse_host_filter(string_view token, bool drop) {
     fail_host_list(token, "bad regular expression " + quote_for_message(text) + ": groups nested more than " +
                     std::to_string(kMaxFilterNesting) + " deep");
   }
-  if (filter_size(text) > kMaxFilterSize) {
+  if (!(filter_size(text) <= kMaxFilterSize)) {  // inf and NaN too
     fail_host_list(token, "bad regular expression " + quote_for_message(text) +
                     ": its repeats would make over " + std::to_string(static_cast<int>(kMaxFilterSize)) +
                     " copies (no repeat of a repeat like e++, smaller {m,n})");

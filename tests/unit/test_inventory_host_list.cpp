@@ -505,6 +505,8 @@ TEST_CASE("host list: a filter whose repeats regcomp() would write out past any 
   CHECK(why.find("its repeats would make over 20000 copies (no repeat of a repeat like e++") != std::string::npos);
   CHECK(expand_error("a,/(((a{100}){100}){100})/").find("its repeats would make over") != std::string::npos);
   CHECK(expand_error("a,/(x|y+)++++++++++++++++++++/").find("its repeats would make over") != std::string::npos);
+  // Past a double's range the count is infinite, and a star after it still counts.
+  CHECK(expand_error("a,/e" + std::string(1100, '+') + "*/").find("its repeats would make over") != std::string::npos);
   // What real filters write stays well under the bound.
   CHECK(expand_names("n[1-12],/^n[0-9]+$/,-/^n1[0-9]?$/") == Names{"n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9"});
   CHECK(expand_names("n1,n22,/^n(2){2}$/") == Names{"n22"});
