@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <iostream>
 
 #include "tpush/commands/cli/config_file.h"
@@ -307,18 +306,17 @@ CLI::Validator number_from(double low, double high, bool fraction) {
   };
   return CLI::Validator(
       [=](std::string& value) -> std::string {
-        // Digits only: no sign, space, hex or exponent, which CLI11 would read or refuse.
-        const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
-        const auto allowed = [&](char c) { return is_digit(c) || (fraction && c == '.'); };
-        const bool digits = !value.empty() && is_digit(value.front()) && is_digit(value.back()) &&
+        // Digits only: no sign, space, hex, exponent, inf or nan, which CLI11 would read or refuse.
+        const auto allowed = [&](char c) { return util::is_digit(c) || (fraction && c == '.'); };
+        const bool digits = !value.empty() && util::is_digit(value.front()) && util::is_digit(value.back()) &&
                             std::all_of(value.begin(), value.end(), allowed) &&
                             std::count(value.begin(), value.end(), '.') <= 1;
-        double x = 0;
-        const bool read = digits && std::from_chars(value.data(), value.data() + value.size(), x).ec == std::errc();
-        if (digits && !read) return value + " is above " + shown(high);  // more digits than a double holds
-        if (!digits || !std::isfinite(x))
+        if (!digits)
           return "'" + value + "' is not a " + (fraction ? "number" : "whole number") + " from " + shown(low) +
                  " to " + shown(high);
+        double x = 0;
+        if (std::from_chars(value.data(), value.data() + value.size(), x).ec != std::errc())
+          return value + " is above " + shown(high);  // more digits than a double holds
         if (x < low) return value + " is below " + shown(low);
         if (x > high) return value + " is above " + shown(high);
         // Decimal, as ssh reads -p 022: CLI11 would take a leading 0 for octal (022 = 18).
